@@ -1,0 +1,77 @@
+"""``RecordsWithSplitIds``: one fetch's worth of records, grouped by split, plus finished splits."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+from typing import Generic, TypeVar
+
+__all__ = ["RecordsWithSplitIds", "RecordsBySplits"]
+
+E = TypeVar("E")
+"""The element type a split reader produces (a record, or a batch of records)."""
+
+
+class RecordsWithSplitIds(ABC, Generic[E]):
+    """The result of ``SplitReader.fetch``: records by split and the splits that ended.
+
+    Consumption protocol (one thread): ``next_split()`` moves to the next split with records and
+    returns its id (``None`` when done), ``records_of_current_split()`` gives its records once.
+    """
+
+    @abstractmethod
+    def next_split(self) -> str | None:
+        """Advance to the next split with records; ``None`` when no more."""
+
+    @abstractmethod
+    def records_of_current_split(self) -> Iterable[E]:
+        """The records of the current split, in order."""
+
+    @abstractmethod
+    def finished_splits(self) -> set[str]:
+        """Splits that reached their end in this fetch (after the records above)."""
+
+    def recycle(self) -> None:  # noqa: B027
+        """Called when the records were fully consumed (buffer reuse hook)."""
+
+
+class RecordsBySplits(RecordsWithSplitIds[E]):
+    """A simple ``RecordsWithSplitIds`` over a dict of lists."""
+
+    __slots__ = ("_by_split", "_finished", "_iter", "_current")
+
+    def __init__(self, by_split: dict[str, list[E]] | None = None, finished: Iterable[str] = ()) -> None:
+        self._by_split: dict[str, list[E]] = by_split or {}
+        self._finished = set(finished)
+        self._iter: Iterator[str] | None = None
+        self._current: str | None = None
+
+    def add(self, split_id: str, record: E) -> None:
+        """Add one record of a split."""
+        self._by_split.setdefault(split_id, []).append(record)
+
+    def add_all(self, split_id: str, records: Iterable[E]) -> None:
+        """Add records of a split."""
+        self._by_split.setdefault(split_id, []).extend(records)
+
+    def add_finished_split(self, split_id: str) -> None:
+        """Mark a split finished."""
+        self._finished.add(split_id)
+
+    def next_split(self) -> str | None:  # noqa: D102
+        if self._iter is None:
+            self._iter = iter([s for s, recs in self._by_split.items() if recs])
+        self._current = next(self._iter, None)
+        return self._current
+
+    def records_of_current_split(self) -> Iterable[E]:  # noqa: D102
+        if self._current is None:
+            return ()
+        return self._by_split[self._current]
+
+    def finished_splits(self) -> set[str]:  # noqa: D102
+        return self._finished
+
+    def __repr__(self) -> str:
+        sizes = {k: len(v) for k, v in self._by_split.items()}
+        return f"RecordsBySplits({sizes}, finished={sorted(self._finished)})"

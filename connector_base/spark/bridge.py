@@ -1,0 +1,400 @@
+"""The generic bridge: any ``Source`` plus its ``SplitPlanner`` becomes a PySpark ``DataSource``.
+
+A connector subclasses ``SourceDataSource`` and says how options become a ``Source`` and a
+``SplitPlanner``; the bridge does the rest, following DESIGN.md:
+
+* batch (``spark.read``): the driver enumerates splits, resolves start and end positions, and plans
+  one Spark partition per range (small ranges are packed together);
+* streaming (``spark.readStream``): the enumerator lives in the driver-side stream reader; every
+  offset is the FLIP-27 checkpoint (enumerator state + split positions) as versioned JSON, so a
+  restarted driver rebuilds from the offset Spark passes back; each micro-batch is ``[start, end)``
+  per split; admission control honours ``ReadMaxRows``, ``ReadMaxBytes``, ``ReadMaxFiles`` and the
+  source's own limits, and ``Trigger.AvailableNow`` runs several limited batches up to the data
+  that existed when the query started;
+* executors build a ``SourceReader`` per partition and yield ``pyarrow.RecordBatch``es in bulk.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from abc import abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
+from pyspark.sql.types import StructType
+
+from connector_base.errors import InvalidOptionError
+from connector_base.serialization import dumps_canonical
+from connector_base.source import Source
+from connector_base.spark.arrow_output import DEFAULT_BATCH_ROWS
+from connector_base.spark.enumerator_context import DRIVER_SUBTASK, DriverEnumeratorContext
+from connector_base.spark.offsets import BridgeOffset, SplitEntry
+from connector_base.spark.partition_reader import read_splits_as_arrow
+from connector_base.spark.planner import Position, SplitPlanner
+from connector_base.spark.read_limits import ReadLimitOptions, admit
+
+__all__ = ["SourceDataSource", "SplitsPartition", "to_arrow_schema"]
+
+LOG = logging.getLogger(__name__)
+
+MAX_REQUEST_ROUNDS = 1_000_000
+OPEN_COST_BYTES = 4 * 1024 * 1024
+
+
+def to_arrow_schema(schema: StructType) -> pa.Schema:
+    """The Arrow schema Spark expects for ``schema``."""
+    from pyspark.sql.pandas.types import to_arrow_schema as _to_arrow
+
+    return _to_arrow(schema)
+
+
+def _as_struct(schema: StructType) -> StructType:
+    if not isinstance(schema, StructType):  # DDL strings need a JVM, which workers do not have
+        raise TypeError(f"default_schema() must return a StructType, got {type(schema).__name__}")
+    return schema
+
+
+class SplitsPartition(InputPartition):
+    """A Spark partition: serialized splits, each bounded to its planned range."""
+
+    def __init__(self, index: int, splits: list[str]) -> None:
+        super().__init__(index)
+        self.index = index
+        self.splits = splits
+
+    def __repr__(self) -> str:
+        return f"SplitsPartition({self.index}, {len(self.splits)} splits)"
+
+
+class SourceDataSource(DataSource):
+    """Base class of every connector's PySpark data source.
+
+    Subclasses implement ``name``, ``default_schema``, ``create_source`` and ``create_planner``.
+    Options arrive as strings; ``create_source`` parses and validates them, and raises
+    ``InvalidOptionError`` naming the option, so bad input fails at ``load()`` / ``start()``.
+    """
+
+    @abstractmethod
+    def default_schema(self) -> StructType:
+        """The schema when the user gives none (a ``StructType``: workers cannot parse DDL)."""
+
+    @abstractmethod
+    def create_source(self, schema: StructType, streaming: bool) -> Source[Any, Any, Any]:
+        """Parse the options into a ``Source`` for ``schema`` (batch or streaming semantics)."""
+
+    @abstractmethod
+    def create_planner(self, source: Source[Any, Any, Any]) -> SplitPlanner[Any]:
+        """The driver-side planner for ``source``."""
+
+    def read_limit_options(self) -> ReadLimitOptions:
+        """Admission control from the options (none by default)."""
+        return ReadLimitOptions()
+
+    def reader_config(self) -> dict[str, Any]:
+        """Config for the ``SourceReaderContext`` on executors (queue capacity, fetchers, ...)."""
+        return {}
+
+    def batch_rows(self) -> int:
+        """Rows per Arrow batch handed to Spark."""
+        raw = self.options.get("arrowBatchRows")
+        if raw is None:
+            return DEFAULT_BATCH_ROWS
+        if not raw.isdigit() or int(raw) < 1:
+            raise InvalidOptionError("arrowBatchRows", raw, "a positive integer")
+        return int(raw)
+
+    # --- DataSource API ---------------------------------------------------------------------
+    def schema(self) -> StructType | str:
+        """The default schema; options are validated here so ``load()`` fails early."""
+        schema = _as_struct(self.default_schema())
+        self.create_source(schema, streaming=False)
+        return schema
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        """A batch reader (options validated now)."""
+        self.create_source(schema, streaming=False)
+        self.batch_rows()
+        return _BridgeBatchReader(self, schema)
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        """A micro-batch stream reader (options validated now)."""
+        self.create_source(schema, streaming=True)
+        self.read_limit_options()
+        self.batch_rows()
+        return _BridgeStreamReader(self, schema)
+
+
+def _read_partition(ds: SourceDataSource, schema: StructType, streaming: bool, partition: SplitsPartition) -> Iterator[pa.RecordBatch]:
+    source = ds.create_source(schema, streaming=streaming)
+    serializer = source.split_serializer
+    splits = [serializer.loads(s) for s in partition.splits]
+    yield from read_splits_as_arrow(source, splits, to_arrow_schema(schema), ds.batch_rows(), ds.reader_config())
+
+
+class _DriverPlan:
+    """The enumerator and split positions of one query on the driver (not pickled to executors)."""
+
+    def __init__(self, source: Source[Any, Any, Any], planner: SplitPlanner[Any]) -> None:
+        self.source = source
+        self.planner = planner
+        self.context: DriverEnumeratorContext[Any] = DriverEnumeratorContext()
+        self.enumerator: Any = None
+        self.splits: dict[str, SplitEntry[Any]] = {}
+        self.checkpoint_id = 0
+        planner.open()
+
+    def start_fresh(self) -> None:
+        self.enumerator = self.source.create_enumerator(self.context)
+        self._start()
+
+    def restore(self, offset: BridgeOffset[Any]) -> None:
+        state = self.source.enumerator_checkpoint_serializer.deserialize(offset.enumerator)
+        self.enumerator = self.source.restore_enumerator(self.context, state)
+        self.splits = dict(offset.splits)
+        if offset.no_more_splits:
+            self.context.signal_no_more_splits(DRIVER_SUBTASK)
+        self._start()
+
+    def _start(self) -> None:
+        self.enumerator.start()
+        self.enumerator.add_reader(DRIVER_SUBTASK)
+
+    def discover(self, force: bool = False) -> None:
+        """Run due discovery and pull every split the enumerator will hand out now."""
+        self.context.run_due(force=force)
+        self._take()
+        for _ in range(MAX_REQUEST_ROUNDS):
+            self.enumerator.handle_split_request(DRIVER_SUBTASK, "spark-driver")
+            if not self._take():
+                break
+
+    def _take(self) -> bool:
+        new = self.context.take_assigned()
+        for split in new:
+            if split.split_id in self.splits:
+                continue
+            first = self.planner.start_position(split)
+            self.splits[split.split_id] = SplitEntry(split, first, first)
+        return bool(new)
+
+    def offset(self, positions: Mapping[str, Position] | None = None) -> BridgeOffset[Any]:
+        self.checkpoint_id += 1
+        state = self.enumerator.snapshot_state(self.checkpoint_id)
+        enumerator_json = self.source.enumerator_checkpoint_serializer.serialize(state)
+        entries = {
+            sid: SplitEntry(e.split, e.first, positions.get(sid, e.pos) if positions else e.pos)
+            for sid, e in self.splits.items()
+        }
+        return BridgeOffset(enumerator_json, entries, self.context.no_more_splits)
+
+    def close(self) -> None:
+        try:
+            if self.enumerator is not None:
+                self.enumerator.close()
+        finally:
+            self.planner.close()
+
+
+def _pack(planner: SplitPlanner[Any], source: Source[Any, Any, Any], ranges: list[tuple[Any, Any, Any]]) -> list[SplitsPartition]:
+    """Turn ``(split, start, end)`` ranges into partitions of serialized range splits."""
+    serializer = source.split_serializer
+    target = planner.partition_target_bytes()
+    pieces: list[tuple[str, int]] = []
+    for split, start, end in ranges:
+        for rs in planner.range_splits(split, start, end):
+            weight = 0
+            if target is not None:
+                b = planner.backlog(split, start, end).bytes or 0
+                weight = b + OPEN_COST_BYTES
+            pieces.append((serializer.dumps(rs), weight))
+    if target is None:
+        return [SplitsPartition(i, [s]) for i, (s, _w) in enumerate(pieces)]
+    total = sum(w for _s, w in pieces)
+    parallelism = max(1, os.cpu_count() or 1)
+    target = min(target, max(OPEN_COST_BYTES, total // parallelism))
+    partitions: list[list[str]] = []
+    current: list[str] = []
+    size = 0
+    for s, w in pieces:
+        if current and size + w > target:
+            partitions.append(current)
+            current, size = [], 0
+        current.append(s)
+        size += w
+    if current:
+        partitions.append(current)
+    return [SplitsPartition(i, p) for i, p in enumerate(partitions)]
+
+
+class _BridgeBatchReader(DataSourceReader):
+    """``spark.read``: plan every split from its start to its end as of now."""
+
+    def __init__(self, ds: SourceDataSource, schema: StructType) -> None:
+        self._ds = ds
+        self._schema = schema
+
+    def partitions(self) -> Sequence[InputPartition]:  # noqa: D102
+        source = self._ds.create_source(self._schema, streaming=False)
+        plan = _DriverPlan(source, self._ds.create_planner(source))
+        try:
+            plan.start_fresh()
+            plan.discover(force=True)
+            current = {sid: (e.split, e.first) for sid, e in plan.splits.items()}
+            ends = plan.planner.end_positions(current) if current else {}
+            ranges = [
+                (e.split, e.first, ends[sid]) for sid, e in plan.splits.items() if ends.get(sid, e.first) != e.first
+            ]
+            parts = _pack(plan.planner, source, ranges)
+            LOG.info("batch plan: %d splits, %d non-empty ranges, %d partitions", len(plan.splits), len(ranges), len(parts))
+            return parts
+        finally:
+            plan.close()
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # noqa: D102
+        assert isinstance(partition, SplitsPartition)
+        yield from _read_partition(self._ds, self._schema, False, partition)
+
+
+class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """``spark.readStream``: the enumerator on the driver, offsets as FLIP-27 checkpoints.
+
+    Threading: Spark calls every method but ``read`` from one driver-side thread; ``read`` runs on
+    executors on an unpickled copy that carries only the data source and the schema.
+    """
+
+    def __init__(self, ds: SourceDataSource, schema: StructType) -> None:
+        self._ds = ds
+        self._schema = schema
+        self._plan: _DriverPlan | None = None
+        self._last: str | None = None
+        self._initial: dict[str, Any] | None = None
+        self._latest_report: dict[str, Any] | None = None
+        self._available_now = False
+        self._target: dict[str, Position] | None = None
+        self._last_progress = time.monotonic()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"_ds": self._ds, "_schema": self._schema}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["_ds"], state["_schema"])  # type: ignore[misc]
+
+    # --- driver state -------------------------------------------------------------------------
+    def _new_plan(self) -> _DriverPlan:
+        if self._plan is not None:
+            self._plan.close()
+        source = self._ds.create_source(self._schema, streaming=True)
+        self._plan = _DriverPlan(source, self._ds.create_planner(source))
+        return self._plan
+
+    def _plan_for(self, start: Mapping[str, Any]) -> _DriverPlan:
+        if self._plan is not None and self._last == dumps_canonical(start):
+            return self._plan
+        plan = self._new_plan()
+        plan.restore(BridgeOffset.from_json(start, plan.source.split_serializer))
+        LOG.info("rebuilt the driver plan from offset with %d splits", len(plan.splits))
+        return plan
+
+    def _remember(self, offset: dict[str, Any]) -> dict[str, Any]:
+        self._last = dumps_canonical(offset)
+        return offset
+
+    # --- Spark API ----------------------------------------------------------------------------
+    def initialOffset(self) -> dict[str, Any]:  # noqa: D102
+        if self._initial is None:
+            plan = self._new_plan()
+            plan.start_fresh()
+            plan.discover(force=True)
+            self._initial = plan.offset().to_json(plan.source.split_serializer)
+        return self._remember(self._initial)
+
+    def getDefaultReadLimit(self) -> Any:  # noqa: D102
+        return self._ds.read_limit_options().spark_default()
+
+    def prepareForTriggerAvailableNow(self) -> None:  # noqa: D102
+        self._available_now = True
+
+    def latestOffset(self, start: dict[str, Any], limit: Any) -> dict[str, Any]:  # noqa: D102
+        plan = self._plan_for(start)
+        planner = plan.planner
+        serializer = plan.source.split_serializer
+        # splits finished at the start offset leave the plan
+        for sid, e in list(plan.splits.items()):
+            if planner.is_finished(e.split, e.pos):
+                del plan.splits[sid]
+        if self._target is None:
+            plan.discover()
+        current = {sid: (e.split, e.pos) for sid, e in plan.splits.items()}
+        available = planner.end_positions(current) if current else {}
+        if self._available_now and self._target is None:
+            self._target = dict(available)
+            LOG.info("Trigger.AvailableNow target fixed for %d splits", len(self._target))
+        if self._target is not None:
+            available = {sid: self._target.get(sid, pos) for sid, (_s, pos) in current.items()}
+        self._latest_report = plan.offset(available).to_json(serializer)
+        limits = self._ds.read_limit_options().merged_with_spark_limit(limit)
+        ranges = {sid: (e.split, e.pos, available.get(sid, e.pos)) for sid, e in plan.splits.items()}
+        if limits is not None and limits.min_records is not None and not self._min_reached(planner, ranges, limits):
+            return self._remember(dict(start))
+        chosen = admit(planner, ranges, limits)
+        before = start.get("splits", {})
+        advanced = any(sid not in before for sid in plan.splits) or any(
+            pos != plan.splits[sid].pos for sid, pos in chosen.items()
+        )
+        if not advanced:
+            # nothing new to read: keep the start offset (splits finished there leave later) so
+            # Spark runs no empty micro-batch
+            return self._remember(dict(start))
+        for sid, pos in chosen.items():
+            plan.splits[sid].pos = pos
+        self._last_progress = time.monotonic()
+        return self._remember(plan.offset().to_json(serializer))
+
+    def _min_reached(self, planner: SplitPlanner[Any], ranges: Mapping[str, tuple[Any, Any, Any]], limits: ReadLimitOptions) -> bool:
+        total = sum((planner.backlog(s, a, b).records or 0) for s, a, b in ranges.values())
+        assert limits.min_records is not None
+        if total >= limits.min_records:
+            return True
+        delay = limits.max_trigger_delay_ms
+        waited_ms = (time.monotonic() - self._last_progress) * 1000
+        return delay is not None and waited_ms >= delay and total > 0
+
+    def reportLatestOffset(self) -> dict[str, Any] | None:  # noqa: D102
+        return self._latest_report
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:  # noqa: D102
+        if self._plan is None:
+            self._new_plan()
+        assert self._plan is not None
+        plan = self._plan
+        serializer = plan.source.split_serializer
+        s = BridgeOffset.from_json(start, serializer)
+        e = BridgeOffset.from_json(end, serializer)
+        ranges = []
+        for sid, entry in e.splits.items():
+            begin = s.splits[sid].pos if sid in s.splits else entry.first
+            if begin != entry.pos:
+                ranges.append((entry.split, begin, entry.pos))
+        return _pack(plan.planner, plan.source, ranges)
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # noqa: D102
+        assert isinstance(partition, SplitsPartition)
+        yield from _read_partition(self._ds, self._schema, True, partition)
+
+    def commit(self, end: dict[str, Any]) -> None:  # noqa: D102
+        if self._plan is None:
+            return
+        e = BridgeOffset.from_json(end, self._plan.source.split_serializer)
+        self._plan.planner.on_commit({sid: (x.split, x.pos) for sid, x in e.splits.items()})
+        if self._plan.enumerator is not None:
+            self._plan.enumerator.notify_checkpoint_complete(self._plan.checkpoint_id)
+
+    def stop(self) -> None:  # noqa: D102
+        if self._plan is not None:
+            self._plan.close()
+            self._plan = None

@@ -1,0 +1,94 @@
+"""The enumerator context on the Spark driver: one virtual reader, discovery run when Spark plans."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from connector_base.enumerator import ReaderInfo, SplitEnumeratorContext
+from connector_base.split import SourceSplit
+
+__all__ = ["DriverEnumeratorContext"]
+
+LOG = logging.getLogger(__name__)
+
+SplitT = TypeVar("SplitT", bound=SourceSplit)
+"""The split type."""
+
+DRIVER_SUBTASK = 0
+
+
+@dataclass
+class _ScheduledCall:
+    callable_: Callable[[], Any]
+    handler: Callable[[Any, BaseException | None], None]
+    due: float
+    period_s: float | None
+
+
+class DriverEnumeratorContext(SplitEnumeratorContext[SplitT]):
+    """Collects the splits an enumerator assigns; runs its async calls synchronously when due.
+
+    Spark plans micro-batches on one driver thread, so discovery runs inline at the start of
+    ``latestOffset`` (``run_due``): the plan then sees a consistent set of splits, and no thread
+    keeps running between micro-batches.
+
+    Threading: single-threaded (the driver's stream-reader thread).
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._assigned: list[SplitT] = []
+        self._no_more_splits = False
+        self._calls: list[_ScheduledCall] = []
+
+    def current_parallelism(self) -> int:  # noqa: D102
+        return 1
+
+    def registered_readers(self) -> Mapping[int, ReaderInfo]:  # noqa: D102
+        return {DRIVER_SUBTASK: ReaderInfo(DRIVER_SUBTASK, "spark-driver")}
+
+    def assign_splits(self, assignment: Mapping[int, Sequence[SplitT]]) -> None:  # noqa: D102
+        for splits in assignment.values():
+            self._assigned.extend(splits)
+
+    def signal_no_more_splits(self, subtask_id: int) -> None:  # noqa: D102
+        self._no_more_splits = True
+
+    @property
+    def no_more_splits(self) -> bool:
+        """Whether the enumerator said no more splits will come."""
+        return self._no_more_splits
+
+    def call_async(  # noqa: D102
+        self,
+        callable_: Callable[[], Any],
+        handler: Callable[[Any, BaseException | None], None],
+        initial_delay_s: float = 0.0,
+        period_s: float | None = None,
+    ) -> None:
+        self._calls.append(_ScheduledCall(callable_, handler, self._clock() + initial_delay_s, period_s))
+
+    def run_due(self, force: bool = False) -> None:
+        """Run the calls that are due (all scheduled calls once with ``force``)."""
+        now = self._clock()
+        for call in list(self._calls):
+            if not force and call.due > now:
+                continue
+            try:
+                result, error = call.callable_(), None
+            except Exception as e:  # the handler decides (Flink passes the error to the handler)
+                result, error = None, e
+            call.handler(result, error)
+            if call.period_s is None:
+                self._calls.remove(call)
+            else:
+                call.due = now + call.period_s
+
+    def take_assigned(self) -> list[SplitT]:
+        """The splits assigned since the last call."""
+        out, self._assigned = self._assigned, []
+        return out

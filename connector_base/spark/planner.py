@@ -1,0 +1,104 @@
+"""``SplitPlanner``: the driver-side part of a source that Spark's micro-batches need.
+
+FLIP-27 readers run until they are told to stop; Spark wants each micro-batch planned on the driver
+as ``[start, end)`` per split, so that a retried task or a re-run batch reads exactly the same
+records. A connector that runs on Spark implements one ``SplitPlanner`` next to its ``Source``:
+
+* ``start_position`` turns a newly assigned split into a concrete position (``earliest``,
+  ``latest``, timestamps, committed offsets are resolved here, on the driver, never on executors);
+* ``end_positions`` says how far each split can be read right now (one batched call);
+* ``backlog`` and ``cut`` let the bridge apply ``maxRecordsPerTrigger``-style admission control;
+* ``range_splits`` turns ``[start, end)`` into splits that executors read exactly;
+* ``is_finished`` says a split will never have more data at that position.
+
+Positions are opaque JSON primitives to the bridge.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from connector_base.serialization import Json
+from connector_base.split import SourceSplit
+
+__all__ = ["Backlog", "Position", "SplitPlanner"]
+
+SplitT = TypeVar("SplitT", bound=SourceSplit)
+"""The split type."""
+
+Position = Json
+"""A split position: JSON primitives, opaque to the bridge."""
+
+
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    """How much a range holds; ``None`` where the source cannot tell."""
+
+    records: int | None = None
+    bytes: int | None = None
+
+    @property
+    def is_empty(self) -> bool:
+        """Whether the range is known to hold nothing."""
+        return self.records == 0 or (self.records is None and self.bytes == 0)
+
+
+class SplitPlanner(ABC, Generic[SplitT]):
+    """Plans micro-batches for one source on the Spark driver.
+
+    Threading: called from the driver's stream-reader thread only; it may hold clients (an admin
+    client, a gRPC channel) between calls, created in ``open`` and released in ``close``.
+    """
+
+    def open(self) -> None:  # noqa: B027
+        """Create clients (called once before the first call)."""
+
+    def close(self) -> None:  # noqa: B027
+        """Release clients."""
+
+    @abstractmethod
+    def start_position(self, split: SplitT) -> Position:
+        """The concrete position where a newly assigned split starts."""
+
+    @abstractmethod
+    def end_positions(self, splits: Mapping[str, tuple[SplitT, Position]]) -> dict[str, Position]:
+        """For each ``split_id -> (split, current position)``: how far it can be read now.
+
+        The answer honours the source's stopping positions (ending offsets, end stream cuts).
+        """
+
+    @abstractmethod
+    def backlog(self, split: SplitT, start: Position, end: Position) -> Backlog:
+        """How much ``[start, end)`` holds."""
+
+    def cut(
+        self, split: SplitT, start: Position, end: Position, max_records: int | None, max_bytes: int | None
+    ) -> Position:
+        """A position in ``[start, end]`` that admits at most ``max_records`` / ``max_bytes``.
+
+        The default cannot cut inside a split: it admits the whole range or nothing.
+        """
+        backlog = self.backlog(split, start, end)
+        if max_records is not None and backlog.records is not None and backlog.records > max_records:
+            return start
+        if max_bytes is not None and backlog.bytes is not None and backlog.bytes > max_bytes:
+            return start
+        return end
+
+    @abstractmethod
+    def is_finished(self, split: SplitT, position: Position) -> bool:
+        """Whether the split has nothing more to read at ``position``, ever."""
+
+    @abstractmethod
+    def range_splits(self, split: SplitT, start: Position, end: Position) -> list[SplitT]:
+        """Splits that executors read to get exactly ``[start, end)`` (several for parallelism)."""
+
+    def on_commit(self, positions: Mapping[str, tuple[SplitT, Position]]) -> None:  # noqa: B027
+        """Spark committed a micro-batch that ended at ``positions`` (for example commit a group)."""
+
+    def partition_target_bytes(self) -> int | None:
+        """Pack small ranges into Spark partitions of about this many bytes (``None``: one range each)."""
+        return None

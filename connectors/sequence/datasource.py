@@ -1,0 +1,45 @@
+"""The PySpark adapter of ``sequence-unified``: options in, bridge out."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner
+from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
+
+from connectors.sequence.options import SequenceOptions
+from connectors.sequence.source import SequencePlanner, SequenceSource
+
+SCHEMA = StructType(
+    [StructField("partition", IntegerType()), StructField("index", LongType()), StructField("value", StringType())]
+)
+
+
+class SequenceDataSource(SourceDataSource):
+    """``spark.read.format("sequence-unified")``."""
+
+    @classmethod
+    def name(cls) -> str:  # noqa: D102
+        return "sequence-unified"
+
+    def default_schema(self) -> StructType:  # noqa: D102
+        return SCHEMA
+
+    def _options(self) -> SequenceOptions:
+        opts = SequenceOptions.parse(self.options)
+        if opts.continuous and "_start_epoch_s" not in self.options:
+            # the stream's time origin is fixed once, on the driver, and travels with the options
+            import time
+
+            self.options["_start_epoch_s"] = repr(time.time())
+        start = float(self.options.get("_start_epoch_s", "0"))
+        return dataclasses.replace(opts, start_epoch_s=start)
+
+    def create_source(self, schema: StructType, streaming: bool) -> SequenceSource:  # noqa: D102
+        return SequenceSource(self._options())
+
+    def create_planner(self, source: SequenceSource) -> SplitPlanner[object]:  # type: ignore[override]  # noqa: D102
+        return SequencePlanner(source.options)  # type: ignore[return-value]
+
+    def read_limit_options(self) -> ReadLimitOptions:  # noqa: D102
+        return self._options().read_limits()

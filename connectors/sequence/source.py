@@ -1,0 +1,99 @@
+"""``SequenceSource`` and its Spark ``SequencePlanner``."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from connector_base import (
+    Boundedness,
+    SingleThreadMultiplexSourceReaderBase,
+    Source,
+    SourceReaderContext,
+    SplitEnumeratorContext,
+    VersionedSerializer,
+)
+from connector_base.spark import Backlog, Position, SplitPlanner
+
+from connectors.sequence.enumerator import ENUMERATOR_STATE_SERIALIZER, SequenceEnumerator
+from connectors.sequence.options import SequenceOptions
+from connectors.sequence.record_emitter import Row, SequenceRecordEmitter
+from connectors.sequence.split import UNBOUNDED, SequenceSplit, SequenceSplitSerializer, SequenceSplitState
+from connectors.sequence.split_reader import SequenceSplitReader, available_rows
+
+
+class SequenceSourceReader(SingleThreadMultiplexSourceReaderBase[Row, Row, SequenceSplit, SequenceSplitState]):
+    """The reader: one fetcher thread, states are ``SequenceSplitState``."""
+
+    def _initialized_state(self, split: SequenceSplit) -> SequenceSplitState:
+        return SequenceSplitState.from_split(split)
+
+    def _to_split_type(self, split_id: str, state: SequenceSplitState) -> SequenceSplit:
+        return state.to_split()
+
+
+class SequenceSource(Source[Row, SequenceSplit, list[int]]):
+    """The source: bounded with ``rowsPerPartition``, unbounded with ``continuous=true``."""
+
+    def __init__(self, options: SequenceOptions) -> None:
+        self.options = options
+
+    @property
+    def boundedness(self) -> Boundedness:  # noqa: D102
+        return Boundedness.CONTINUOUS_UNBOUNDED if self.options.continuous else Boundedness.BOUNDED
+
+    def create_enumerator(self, context: SplitEnumeratorContext[SequenceSplit]) -> SequenceEnumerator:  # noqa: D102
+        rows = None if self.options.continuous else self.options.rows_per_partition
+        return SequenceEnumerator(context, self.options.partitions, rows)
+
+    def restore_enumerator(  # noqa: D102
+        self, context: SplitEnumeratorContext[SequenceSplit], checkpoint: list[int]
+    ) -> SequenceEnumerator:
+        rows = None if self.options.continuous else self.options.rows_per_partition
+        return SequenceEnumerator(context, self.options.partitions, rows, checkpoint)
+
+    def create_reader(self, context: SourceReaderContext) -> SequenceSourceReader:  # noqa: D102
+        opts = self.options
+        return SequenceSourceReader(
+            lambda: SequenceSplitReader(opts.rows_per_second, opts.start_epoch_s), SequenceRecordEmitter(), context
+        )
+
+    @property
+    def split_serializer(self) -> VersionedSerializer[SequenceSplit]:  # noqa: D102
+        return SequenceSplitSerializer()
+
+    @property
+    def enumerator_checkpoint_serializer(self) -> VersionedSerializer[list[int]]:  # noqa: D102
+        return ENUMERATOR_STATE_SERIALIZER
+
+
+class SequencePlanner(SplitPlanner[SequenceSplit]):
+    """Positions are row indexes; a continuous partition's end is what has appeared by now."""
+
+    def __init__(self, options: SequenceOptions) -> None:
+        self.options = options
+
+    def start_position(self, split: SequenceSplit) -> Position:  # noqa: D102
+        return split.start
+
+    def end_positions(self, splits: Mapping[str, tuple[SequenceSplit, Position]]) -> dict[str, Position]:  # noqa: D102
+        now = available_rows(self.options.rows_per_second, self.options.start_epoch_s, time.time())
+        return {sid: (s.end if s.end != UNBOUNDED else max(int(pos), now)) for sid, (s, pos) in splits.items()}
+
+    def backlog(self, split: SequenceSplit, start: Position, end: Position) -> Backlog:  # noqa: D102
+        return Backlog(records=int(end) - int(start))
+
+    def cut(self, split: SequenceSplit, start: Position, end: Position, max_records: int | None, max_bytes: int | None) -> Position:  # noqa: D102
+        return int(end) if max_records is None else min(int(end), int(start) + max_records)
+
+    def is_finished(self, split: SequenceSplit, position: Position) -> bool:  # noqa: D102
+        return split.end != UNBOUNDED and int(position) >= split.end
+
+    def range_splits(self, split: SequenceSplit, start: Position, end: Position) -> list[SequenceSplit]:  # noqa: D102
+        return [SequenceSplit(split.partition, int(start), int(end))]
+
+
+def describe(options: SequenceOptions) -> dict[str, Any]:
+    """For logs."""
+    return {"partitions": options.partitions, "continuous": options.continuous}

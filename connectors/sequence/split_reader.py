@@ -1,0 +1,63 @@
+"""``SequenceSplitReader``: generates up to ``batch`` records per split per fetch."""
+
+from __future__ import annotations
+
+import threading
+
+from connector_base import RecordsBySplits, SplitReader, SplitsAddition, SplitsChange
+
+from connectors.sequence.split import UNBOUNDED, SequenceSplit
+
+FETCH_BATCH = 8192
+
+
+def available_rows(rows_per_second: int, start_epoch_s: float, now_s: float) -> int:
+    """How many rows a continuous partition holds at ``now_s``."""
+    return max(0, int((now_s - start_epoch_s) * rows_per_second))
+
+
+class SequenceSplitReader(SplitReader[tuple[int, int, str], SequenceSplit]):
+    """Reads the assigned partitions; a bounded split finishes at its end.
+
+    An unbounded split (local runtime, continuous) waits for rows that appear with time.
+    """
+
+    def __init__(self, rows_per_second: int = 1000, start_epoch_s: float = 0.0) -> None:
+        self._splits: dict[str, list[int]] = {}  # id -> [partition, next, end]
+        self._rows_per_second = rows_per_second
+        self._start_epoch_s = start_epoch_s
+        self._wake = threading.Event()
+
+    def fetch(self) -> RecordsBySplits[tuple[int, int, str]]:  # noqa: D102
+        import time
+
+        out: RecordsBySplits[tuple[int, int, str]] = RecordsBySplits()
+        produced = False
+        for sid, state in list(self._splits.items()):
+            partition, nxt, end = state
+            limit = end if end != UNBOUNDED else available_rows(self._rows_per_second, self._start_epoch_s, time.time())
+            upto = min(limit, nxt + FETCH_BATCH)
+            if upto > nxt:
+                out.add_all(sid, [(partition, i, f"{partition}-{i}") for i in range(nxt, upto)])
+                state[1] = upto
+                produced = True
+            if end != UNBOUNDED and state[1] >= end:
+                out.add_finished_split(sid)
+                del self._splits[sid]
+        if not produced and not out.finished_splits():
+            self._wake.wait(0.05)
+            self._wake.clear()
+        return out
+
+    def handle_splits_changes(self, change: SplitsChange[SequenceSplit]) -> None:  # noqa: D102
+        for s in change.splits:
+            if isinstance(change, SplitsAddition):
+                self._splits[s.split_id] = [s.partition, s.start, s.end]
+            else:
+                self._splits.pop(s.split_id, None)
+
+    def wake_up(self) -> None:  # noqa: D102
+        self._wake.set()
+
+    def close(self) -> None:  # noqa: D102
+        self._splits.clear()
