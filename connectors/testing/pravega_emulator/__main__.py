@@ -1,0 +1,104 @@
+"""Command line: ``python -m connectors.testing.pravega_emulator``.
+
+Prints one JSON line to stdout once every port is bound, for example::
+
+    {"controller_uri": "tcp://127.0.0.1:9090", "controller_port": 9090, "segment_store_port": 12345,
+     "control_url": "http://127.0.0.1:23456", "control_port": 23456}
+
+Logs go to stderr. SIGTERM or SIGINT stops it cleanly (the data directory is flushed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from .server import PravegaEmulator
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m connectors.testing.pravega_emulator",
+        description="Pravega protocol emulator for tests (controller gRPC + segment store wire protocol).",
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to bind and advertise (default 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--controller-port",
+        "--port",
+        dest="controller_port",
+        type=int,
+        default=9090,
+        help="controller gRPC port; 0 picks a free one (default 9090)",
+    )
+    parser.add_argument(
+        "--segment-store-port", type=int, default=0, help="segment store port; 0 picks a free one (default 0)"
+    )
+    parser.add_argument(
+        "--control-port",
+        type=int,
+        default=0,
+        help="JSON/HTTP control port of the emulator itself; 0 picks a free one (default 0)",
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="keep data here and reload it at start (default: memory only)",
+    )
+    parser.add_argument(
+        "--tail-wait-ms",
+        type=int,
+        default=1000,
+        help="how long a read at the tail waits for data before answering empty (default 1000)",
+    )
+    parser.add_argument("--log-level", default="INFO", help="log level on stderr (default INFO)")
+    return parser
+
+
+async def _run(args: argparse.Namespace) -> None:
+    emulator = PravegaEmulator(args.host, args.data_dir, tail_wait=args.tail_wait_ms / 1000)
+    ports = await emulator.start(args.controller_port, args.segment_store_port, args.control_port)
+    print(
+        json.dumps(
+            {
+                "controller_uri": f"tcp://{args.host}:{ports.controller}",
+                "controller_port": ports.controller,
+                "segment_store_port": ports.segment_store,
+                "control_url": f"http://{args.host}:{ports.control}",
+                "control_port": ports.control,
+            }
+        ),
+        flush=True,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await emulator.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the emulator until SIGTERM/SIGINT; return the exit code."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger("grpc").setLevel(logging.WARNING)
+    if args.data_dir is not None:
+        args.data_dir.mkdir(parents=True, exist_ok=True)
+    asyncio.run(_run(args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
