@@ -50,7 +50,7 @@ def to_arrow_schema(schema: StructType) -> pa.Schema:
     """The Arrow schema Spark expects for ``schema``."""
     from pyspark.sql.pandas.types import to_arrow_schema as _to_arrow
 
-    return _to_arrow(schema)
+    return _to_arrow(schema, timezone="UTC")  # Spark's Python data source reader expects UTC timestamps
 
 
 def _as_struct(schema: StructType) -> StructType:
