@@ -36,6 +36,8 @@ class SequenceEnumerator(SplitEnumerator[SequenceSplit, list[int]]):
 
     def handle_split_request(self, subtask_id: int, requester_hostname: str | None = None) -> None:  # noqa: D102
         self._assign()
+        if not self._pending and self._end != UNBOUNDED:
+            self._context.signal_no_more_splits(subtask_id)
 
     def add_splits_back(self, splits: Sequence[SequenceSplit], subtask_id: int) -> None:  # noqa: D102
         self._pending.extend(splits)

@@ -10,7 +10,7 @@ from connector_base.spark import ReadLimitOptions, parse_positive_int
 
 
 def _int(options: Mapping[str, str], key: str, default: int, minimum: int) -> int:
-    raw = options.get(key)
+    raw = options.get(key.lower())
     if raw is None:
         return default
     try:
@@ -47,10 +47,10 @@ class SequenceOptions:
             raise InvalidOptionError("continuous", lowered.get("continuous"), "true or false")
         return cls(
             partitions=_int(lowered, "partitions", 2, 1),
-            rows_per_partition=_int(lowered, "rowsperpartition", 1000, 0),
+            rows_per_partition=_int(lowered, "rowsPerPartition", 1000, 0),
             continuous=continuous_raw == "true",
-            rows_per_second=_int(lowered, "rowspersecond", 1000, 1),
-            max_records_per_trigger=parse_positive_int(lowered, "maxrecordspertrigger"),
+            rows_per_second=_int(lowered, "rowsPerSecond", 1000, 1),
+            max_records_per_trigger=parse_positive_int(options, "maxRecordsPerTrigger"),
         )
 
     def read_limits(self) -> ReadLimitOptions:

@@ -1,0 +1,36 @@
+# Two commands do everything on a fresh machine with Python 3.11 and Java 17:
+#   make demo   - the main job: a streaming query on an embedded source, with progress printed
+#   make test   - every test (unit and integration, brokers started by fixtures)
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+SYSTEM ?= files
+PYTEST_ARGS ?=
+
+.PHONY: demo test venv lint bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[pravega,kafka,kinesis,test]' --config-settings editable_mode=compat
+	@rm -f $(VENV)/.installed-*
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m connectors.demo --system $(SYSTEM)
+
+test: $(STAMP)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check connector_base connectors
+	$(VENV)/bin/mypy
+
+bench: $(STAMP)
+	$(PY) -m benchmarks.run_all
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

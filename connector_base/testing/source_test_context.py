@@ -1,0 +1,51 @@
+"""``SourceTestContext``: what the test kit needs to know about one connector."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+from connector_base.source import Source
+
+__all__ = ["SourceTestContext"]
+
+
+class SourceTestContext(ABC):
+    """How the kit creates a connector's source and test data (one instance per test).
+
+    ``write_records`` returns the records it wrote as the connector will emit them (compared through
+    ``key``), so the kit can assert exactly-once delivery without knowing the system.
+    """
+
+    spark_format: str = ""
+    """The ``format(...)`` name for Spark reads."""
+    supports_new_splits: bool = True
+    """Whether ``add_split`` can create a split that a running continuous source discovers."""
+
+    @abstractmethod
+    def create_source(self, continuous: bool) -> Source[Any, Any, Any]:
+        """A source over the test data (bounded: ends after what was written before it started)."""
+
+    @abstractmethod
+    def write_records(self, count: int) -> list[Any]:
+        """Write ``count`` records into the existing splits (creating some if none exist)."""
+
+    def add_split(self, count: int) -> list[Any]:
+        """Create a new split holding ``count`` records (a file, a partition, a shard)."""
+        raise NotImplementedError
+
+    @abstractmethod
+    def spark_options(self, continuous: bool) -> Mapping[str, str]:
+        """Options for ``spark.read`` / ``spark.readStream`` over the same data."""
+
+    def invalid_options(self) -> Sequence[tuple[Mapping[str, str], str]]:
+        """``(options, fragment)`` pairs: loading with ``options`` fails with ``fragment`` in the message."""
+        return []
+
+    def key(self, record: Any) -> Hashable:
+        """The comparison key of a record emitted by a reader or a Spark row (default: its tuple)."""
+        return tuple(record)
+
+    def close(self) -> None:  # noqa: B027
+        """Release what the context created."""

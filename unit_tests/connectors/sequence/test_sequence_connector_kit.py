@@ -1,0 +1,44 @@
+"""The worked example connector passes the connector test kit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from connector_base.testing import SourceTestContext, SourceTestSuite
+from connectors.sequence import SequenceOptions, SequenceSource
+
+PARTITIONS = 3
+
+
+class SequenceTestContext(SourceTestContext):
+    spark_format = "sequence-unified"
+    supports_new_splits = False
+
+    def __init__(self) -> None:
+        self.rows = 0
+
+    def create_source(self, continuous: bool) -> SequenceSource:
+        return SequenceSource(SequenceOptions(partitions=PARTITIONS, rows_per_partition=self.rows))
+
+    def write_records(self, count: int) -> list[Any]:
+        self.rows = count // PARTITIONS
+        return [(p, i, f"{p}-{i}") for p in range(PARTITIONS) for i in range(self.rows)]
+
+    def spark_options(self, continuous: bool) -> dict[str, str]:
+        return {"partitions": str(PARTITIONS), "rowsPerPartition": str(self.rows), "maxRecordsPerTrigger": "250"}
+
+    def invalid_options(self) -> list[tuple[dict[str, str], str]]:
+        return [
+            ({"partitions": "zero"}, "'partitions'"),
+            ({"rowsPerPartition": "-1"}, "'rowsPerPartition'"),
+            ({"continuous": "maybe"}, "'continuous'"),
+            ({"colour": "red"}, "'colour'"),
+        ]
+
+
+class TestSequenceConnector(SourceTestSuite):
+    @pytest.fixture
+    def source_context(self) -> SequenceTestContext:
+        return SequenceTestContext()
