@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import pytest
+
+from connector_base import InvalidOptionError
+from connector_base.spark import ReadLimitOptions, admit, parse_duration_ms, parse_positive_int
+from connectors.sequence.options import SequenceOptions
+from connectors.sequence.source import SequencePlanner
+from connectors.sequence.split import SequenceSplit
+
+PLANNER = SequencePlanner(SequenceOptions())
+
+
+def ranges(*backlogs: int) -> dict:
+    return {f"p{i}": (SequenceSplit(i, 0, b), 0, b) for i, b in enumerate(backlogs)}
+
+
+def test_unlimited_reads_everything() -> None:
+    assert admit(PLANNER, ranges(10, 20), None) == {"p0": 10, "p1": 20}
+
+
+def test_max_records_is_spread_in_proportion_to_backlog_and_sums_exactly() -> None:
+    out = admit(PLANNER, ranges(100, 300, 0), ReadLimitOptions(max_records=41))
+    assert sum(out.values()) == 41
+    assert out["p2"] == 0
+    assert out["p1"] > out["p0"] >= 10
+
+
+def test_limit_above_backlog_reads_everything() -> None:
+    assert admit(PLANNER, ranges(5, 6), ReadLimitOptions(max_records=100)) == {"p0": 5, "p1": 6}
+
+
+def test_tiny_limit_still_makes_progress() -> None:
+    out = admit(PLANNER, ranges(1000, 1000, 1000), ReadLimitOptions(max_records=1))
+    assert sum(out.values()) == 1
+
+
+def test_max_files_admits_whole_splits_in_order() -> None:
+    out = admit(PLANNER, ranges(5, 6, 7), ReadLimitOptions(max_files=2))
+    assert out == {"p0": 5, "p1": 6, "p2": 0}
+
+
+def test_spark_limit_merges_with_options() -> None:
+    from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+
+    opts = ReadLimitOptions(max_records=100, max_bytes=10)
+    assert opts.merged_with_spark_limit(ReadAllAvailable()) is None
+    merged = opts.merged_with_spark_limit(ReadMaxRows(50))
+    assert merged is not None and merged.max_records == 50 and merged.max_bytes == 10
+    assert isinstance(opts.spark_default(), ReadMaxRows)
+
+
+def test_option_parsers_name_the_option() -> None:
+    assert parse_positive_int({"maxFilesPerTrigger": "3"}, "maxFilesPerTrigger") == 3
+    assert parse_positive_int({"maxfilespertrigger": "3"}, "maxFilesPerTrigger") == 3
+    with pytest.raises(InvalidOptionError, match="'maxFilesPerTrigger'.*positive integer"):
+        parse_positive_int({"maxFilesPerTrigger": "0"}, "maxFilesPerTrigger")
+    assert parse_duration_ms({"d": "15s"}, "d") == 15000
+    assert parse_duration_ms({"d": "250"}, "d") == 250
+    with pytest.raises(InvalidOptionError, match="'d'"):
+        parse_duration_ms({"d": "soon"}, "d")
+
+
+def test_min_above_max_is_rejected() -> None:
+    with pytest.raises(InvalidOptionError):
+        ReadLimitOptions(max_records=5, min_records=10)
