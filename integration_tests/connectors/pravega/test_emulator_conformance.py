@@ -1,0 +1,383 @@
+"""Conformance of the Pravega backend with the official client (``pravega_client``), nothing else.
+
+Every scenario runs in a spawned child process via ``run_isolated``: the Rust client can panic or
+hang on a reply it does not expect, and while blocked it holds the GIL, so only a process boundary
+bounds it reliably. The ``timeout`` marks are a second line of defence.
+
+Scenarios that need the emulator's control interface (scale, truncate, restart) use the
+``emulator_cluster`` fixture and are skipped on a real Pravega.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from connectors.testing.pravega_cluster import PravegaCluster, run_isolated, start_emulator, unique_name
+
+pytestmark = pytest.mark.integration
+
+# ---- helpers (run in the child) ---------------------------------------------------------------
+
+
+def _read_all(readers: list, expected: int, timeout: float = 40.0, settle: float = 1.5) -> list[tuple[int, bytes]]:
+    """Read with all ``readers`` concurrently until ``expected`` events arrived (then ``settle``
+    seconds more, to catch duplicates); returns ``(reader index, payload)`` in arrival order."""
+
+    async def main() -> list[tuple[int, bytes]]:
+        events: list[tuple[int, bytes]] = []
+        deadline = time.monotonic() + timeout
+        settle_until: list[float] = []
+
+        async def loop(index: int, reader) -> None:
+            while time.monotonic() < deadline:
+                if settle_until and time.monotonic() > settle_until[0]:
+                    return
+                segment_slice = await reader.get_segment_slice_async()
+                for event in segment_slice:
+                    events.append((index, bytes(event.data())))
+                reader.release_segment(segment_slice)
+                if len(events) >= expected and not settle_until:
+                    settle_until.append(time.monotonic() + settle)
+
+        await asyncio.gather(*(loop(i, r) for i, r in enumerate(readers)))
+        return events
+
+    return asyncio.run(main())
+
+
+def _payloads(events: list[tuple[int, bytes]]) -> list[str]:
+    return [data.decode() for _index, data in events]
+
+
+def _assert_order_per_key(payloads: list[str]) -> None:
+    last: dict[str, int] = {}
+    for payload in payloads:
+        key, seq = payload.rsplit(":", 1)
+        assert int(seq) > last.get(key, -1), f"event {payload} arrived after {key}:{last[key]}"
+        last[key] = int(seq)
+
+
+# ---- scenarios ----------------------------------------------------------------------------------
+
+
+def _scopes_and_streams(cluster: PravegaCluster) -> None:
+    import pravega_client
+
+    manager = cluster.manager
+    scope = unique_name("scope")
+    assert manager.create_scope(scope) is True
+    assert manager.create_scope(scope) is False
+    assert scope in manager.list_scope()
+    assert manager.create_stream(scope, "fixed3", 3) is True
+    assert manager.create_stream(scope, "fixed3", 3) is False
+    auto = pravega_client.StreamScalingPolicy.auto_scaling_policy_by_event_rate(100, 2, 1)
+    retention = pravega_client.StreamRetentionPolicy.none()
+    assert manager.create_stream_with_policy(scope, "auto", auto, retention, ["blue", "green"]) is True
+    assert sorted(manager.get_stream_tags(scope, "auto")) == ["blue", "green"]
+    fixed = pravega_client.StreamScalingPolicy.fixed_scaling_policy(3)
+    assert manager.update_stream_with_policy(scope, "auto", fixed, retention, ["red"]) is True
+    assert manager.get_stream_tags(scope, "auto") == ["red"]
+    streams = manager.list_stream(scope)
+    assert {"fixed3", "auto"} <= {str(s).rsplit("/", 1)[-1] for s in streams} or len(streams) >= 2
+    assert manager.seal_stream(scope, "fixed3") is True
+    assert manager.delete_stream(scope, "fixed3") is True
+    assert manager.seal_stream(scope, "auto") is True
+    assert manager.delete_stream(scope, "auto") is True
+    assert manager.delete_scope(scope) is True
+
+
+def _two_writers_and_reader(cluster: PravegaCluster) -> dict:
+    scope = cluster.create_scope()
+    stream = cluster.create_stream(scope, segments=3)
+    writers = [cluster.writer(scope, stream), cluster.writer(scope, stream)]
+    for seq in range(40):
+        for w, writer in enumerate(writers):
+            writer.write_event(f"w{w}k{seq % 4}:{seq}", routing_key=f"w{w}k{seq % 4}")
+    for writer in writers:
+        writer.flush()
+    group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
+    events = _read_all([group.create_reader("r1")], 80)
+    payloads = _payloads(events)
+    assert len(payloads) == 80, len(payloads)
+    assert sorted(payloads) == sorted(f"w{w}k{s % 4}:{s}" for w in range(2) for s in range(40))
+    _assert_order_per_key(payloads)
+    return {"scope": scope, "stream": stream, "bytes": sum(8 + len(p) for p in payloads)}
+
+
+def _three_readers_exactly_once(cluster: PravegaCluster) -> list[int]:
+    scope = cluster.create_scope()
+    stream = cluster.create_stream(scope, segments=6)
+    writer = cluster.writer(scope, stream)
+    total = 300
+    for seq in range(total):
+        writer.write_event(f"k{seq % 10}:{seq}", routing_key=f"k{seq % 10}")
+    writer.flush()
+    group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
+    readers = [group.create_reader(f"reader-{i}") for i in range(3)]
+    events = _read_all(readers, total, settle=3.0)
+    payloads = _payloads(events)
+    assert len(payloads) == total, f"read {len(payloads)} events, {len(set(payloads))} distinct"
+    assert len(set(payloads)) == total
+    _assert_order_per_key(payloads)
+    for reader in readers:
+        reader.reader_offline()
+    return [sum(1 for index, _ in events if index == i) for i in range(3)]
+
+
+def _stream_cut_start(cluster: PravegaCluster) -> dict:
+    scope = cluster.create_scope()
+    stream = cluster.create_stream(scope, segments=2)
+    writer = cluster.writer(scope, stream)
+    for seq in range(20):
+        writer.write_event(f"a{seq % 2}:{seq}", routing_key=f"a{seq % 2}")
+    writer.flush()
+    group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
+    reader = group.create_reader("r1")
+    assert len(_read_all([reader], 20)) == 20
+    reader.reader_offline()
+    cut = group.get_streamcut()
+    offsets = cut.get_segment_offset_map()
+    assert sum(offsets.values()) == sum(8 + len(f"a{s % 2}:{s}") for s in range(20)), offsets
+    for seq in range(20, 30):
+        writer.write_event(f"a{seq % 2}:{seq}", routing_key=f"a{seq % 2}")
+    writer.flush()
+    from_cut = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False, cut)
+    payloads = _payloads(_read_all([from_cut.create_reader("r2")], 10))
+    assert sorted(payloads) == sorted(f"a{s % 2}:{s}" for s in range(20, 30))
+    return {str(k): v for k, v in offsets.items()}
+
+
+def _scale_while_writing_and_reading(cluster: PravegaCluster) -> dict:
+    control = cluster.control
+    scope = cluster.create_scope()
+    stream = cluster.create_stream(scope, segments=2)
+    writer = cluster.writer(scope, stream)
+    group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
+    reader = group.create_reader("r1")
+    keys = [f"key{i}" for i in range(8)]
+    seq = 0
+    for _ in range(5):
+        for key in keys:
+            writer.write_event(f"{key}:{seq}", routing_key=key)
+            seq += 1
+    writer.flush()
+    first = _read_all([reader], seq, settle=0.2)
+    # Split every segment of epoch 0, then merge the four into one: two more epochs.
+    for segment in control.active_segments(scope, stream):
+        control.split(scope, stream, segment["id"], 2)
+    for _ in range(5):
+        for key in keys:
+            writer.write_event(f"{key}:{seq}", routing_key=key)
+            seq += 1
+    writer.flush()
+    active = control.active_segments(scope, stream)
+    assert len(active) == 4 and all(s["epoch"] in (1, 2) for s in active), active
+    control.scale(scope, stream, [s["id"] for s in active], [(0.0, 1.0)])
+    for _ in range(5):
+        for key in keys:
+            writer.write_event(f"{key}:{seq}", routing_key=key)
+            seq += 1
+    writer.flush()
+    rest = _read_all([reader], seq - len(first), timeout=60)
+    payloads = _payloads(first + rest)
+    assert len(payloads) == seq, f"read {len(payloads)} of {seq}"
+    assert sorted(payloads) == sorted(f"{keys[i % 8]}:{i}" for i in range(seq))
+    _assert_order_per_key(payloads)
+    lengths = control.segment_lengths(scope, stream)
+    described = control.describe_stream(scope, stream)
+    return {"lengths": lengths, "epochs": described["epochs"]}
+
+
+def _seal(cluster: PravegaCluster) -> None:
+    scope = cluster.create_scope()
+    stream = cluster.create_stream(scope, segments=2)
+    writer = cluster.writer(scope, stream)
+    for seq in range(10):
+        writer.write_event(f"k{seq % 3}:{seq}", routing_key=f"k{seq % 3}")
+    writer.flush()
+    assert cluster.manager.seal_stream(scope, stream) is True
+    group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
+    assert len(_read_all([group.create_reader("r1")], 10)) == 10
+    late = cluster.writer(scope, stream)
+    failed = False
+    try:
+        late.write_event("after-seal", routing_key="k0")
+        late.flush()
+    except Exception:
+        failed = True
+    assert failed, "a write to a sealed stream must fail"
+
+
+def _truncate(cluster: PravegaCluster) -> dict:
+    control = cluster.control
+    scope = cluster.create_scope()
+    stream = cluster.create_stream(scope, segments=2)
+    writer = cluster.writer(scope, stream)
+    for seq in range(10):
+        writer.write_event(f"k{seq % 2}:{seq}", routing_key=f"k{seq % 2}")
+    writer.flush()
+    group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
+    reader = group.create_reader("r1")
+    assert len(_read_all([reader], 10)) == 10
+    reader.reader_offline()
+    cut = {int(k): v for k, v in group.get_streamcut().get_segment_offset_map().items()}
+    for seq in range(10, 20):
+        writer.write_event(f"k{seq % 2}:{seq}", routing_key=f"k{seq % 2}")
+    writer.flush()
+    described = control.truncate(scope, stream, cut)
+    starts = {s["id"]: s["start_offset"] for s in described["segments"]}
+    assert all(starts[seg] == offset for seg, offset in cut.items()), (starts, cut)
+    fresh = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
+    payloads = _payloads(_read_all([fresh.create_reader("r2")], 10))
+    assert sorted(payloads) == sorted(f"k{s % 2}:{s}" for s in range(10, 20)), payloads
+    return cut
+
+
+def _transactions(cluster: PravegaCluster) -> None:
+    import pravega_client
+
+    scope = cluster.create_scope()
+    stream = cluster.create_stream(scope, segments=2)
+    txn_writer = cluster.manager.create_transaction_writer(scope, stream, 42)
+    committed = txn_writer.begin_txn()
+    for seq in range(6):
+        committed.write_event(f"c{seq % 2}:{seq}", routing_key=f"c{seq % 2}")
+    assert committed.is_open()
+    committed.commit()
+    assert not committed.is_open()
+    aborted = txn_writer.begin_txn()
+    for seq in range(6):
+        aborted.write_event(f"x{seq % 2}:{seq}", routing_key=f"x{seq % 2}")
+    aborted.abort()
+    assert not aborted.is_open()
+    try:
+        aborted.write_event("late", routing_key="x0")
+        raise AssertionError("writing to an aborted transaction must fail")
+    except pravega_client.TxnFailedException:
+        pass
+    except Exception:
+        pass
+    group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
+    payloads = _payloads(_read_all([group.create_reader("r1")], 6, settle=2.0))
+    assert sorted(payloads) == sorted(f"c{s % 2}:{s}" for s in range(6)), payloads
+    _assert_order_per_key(payloads)
+
+
+def _byte_stream(cluster: PravegaCluster) -> None:
+    scope = cluster.create_scope()
+    stream = cluster.create_stream(scope, segments=1)
+    byte_stream = cluster.manager.create_byte_stream(scope, stream)
+    payload = bytes(range(256)) * 40  # 10240 bytes
+    assert byte_stream.write(payload[:4000]) == 4000
+    assert byte_stream.write(payload[4000:]) == len(payload) - 4000
+    byte_stream.flush()
+    assert byte_stream.current_head_offset() == 0
+    assert byte_stream.current_tail_offset() == len(payload)
+    assert byte_stream.seek(0, 0) == 0
+    buffer = bytearray(len(payload))
+    read = 0
+    while read < len(payload):
+        view = memoryview(buffer)[read:]
+        count = byte_stream.readinto(view)
+        assert count > 0
+        read += count
+    assert bytes(buffer) == payload
+    assert byte_stream.seek(5000, 0) == 5000
+    chunk = bytearray(100)
+    assert byte_stream.readinto(chunk) == 100 and bytes(chunk) == payload[5000:5100]
+    byte_stream.truncate(6000)
+    assert byte_stream.current_head_offset() == 6000
+    assert byte_stream.current_tail_offset() == len(payload)
+    assert byte_stream.seek(6000, 0) == 6000
+    chunk = bytearray(100)
+    assert byte_stream.readinto(chunk) == 100 and bytes(chunk) == payload[6000:6100]
+    assert byte_stream.seek(0, 2) == len(payload)
+
+
+def _write_for_restart(cluster: PravegaCluster, scope: str, stream: str, start: int, stop: int) -> None:
+    if start == 0:
+        cluster.create_scope(scope)
+        cluster.create_stream(scope, stream, segments=2)
+    writer = cluster.writer(scope, stream)
+    for seq in range(start, stop):
+        writer.write_event(f"k{seq % 3}:{seq}", routing_key=f"k{seq % 3}")
+    writer.flush()
+
+
+def _read_for_restart(cluster: PravegaCluster, scope: str, stream: str, expected: int) -> list[str]:
+    group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
+    return _payloads(_read_all([group.create_reader("r1")], expected))
+
+
+# ---- tests ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.timeout(90, method="signal")
+def test_create_scope_and_streams(pravega_cluster: PravegaCluster) -> None:
+    run_isolated(_scopes_and_streams, pravega_cluster, timeout=60)
+
+
+@pytest.mark.timeout(90, method="signal")
+def test_two_writers_with_routing_keys_and_flush(pravega_cluster: PravegaCluster) -> None:
+    result = run_isolated(_two_writers_and_reader, pravega_cluster, timeout=70)
+    if pravega_cluster.is_emulator:
+        lengths = pravega_cluster.control.segment_lengths(result["scope"], result["stream"])
+        assert sum(lengths.values()) == result["bytes"]
+
+
+@pytest.mark.timeout(120, method="signal")
+def test_reader_group_of_three_reads_every_event_exactly_once(pravega_cluster: PravegaCluster) -> None:
+    per_reader = run_isolated(_three_readers_exactly_once, pravega_cluster, timeout=100)
+    assert sum(per_reader) == 300
+
+
+@pytest.mark.timeout(90, method="signal")
+def test_stream_cut_and_reader_group_started_from_it(pravega_cluster: PravegaCluster) -> None:
+    run_isolated(_stream_cut_start, pravega_cluster, timeout=70)
+
+
+@pytest.mark.timeout(150, method="signal")
+def test_scale_mid_stream_writers_and_readers_follow(emulator_cluster: PravegaCluster) -> None:
+    result = run_isolated(_scale_while_writing_and_reading, emulator_cluster, timeout=120)
+    assert len(result["epochs"]) == 4  # 0: two segments, 1 and 2: splits, 3: merged into one
+    assert all(length > 0 for length in result["lengths"].values()), result["lengths"]
+
+
+@pytest.mark.timeout(90, method="signal")
+def test_seal_stream(pravega_cluster: PravegaCluster) -> None:
+    run_isolated(_seal, pravega_cluster, timeout=70)
+
+
+@pytest.mark.timeout(90, method="signal")
+def test_truncation_readers_start_after_the_cut(emulator_cluster: PravegaCluster) -> None:
+    run_isolated(_truncate, emulator_cluster, timeout=70)
+
+
+@pytest.mark.timeout(90, method="signal")
+def test_transactions_commit_and_abort(pravega_cluster: PravegaCluster) -> None:
+    run_isolated(_transactions, pravega_cluster, timeout=70)
+
+
+@pytest.mark.timeout(90, method="signal")
+def test_byte_stream_write_seek_read_truncate(pravega_cluster: PravegaCluster) -> None:
+    run_isolated(_byte_stream, pravega_cluster, timeout=60)
+
+
+@pytest.mark.timeout(150, method="signal")
+def test_restart_with_data_dir_keeps_data(pravega_cluster: PravegaCluster, tmp_path: Path) -> None:
+    if not pravega_cluster.is_emulator:
+        pytest.skip("restarts the emulator")
+    scope, stream = unique_name("scope"), unique_name("stream")
+    with start_emulator(tmp_path / "data", tmp_path / "emulator.log") as emulator:
+        run_isolated(_write_for_restart, emulator.cluster, scope, stream, 0, 15, timeout=40)
+        before = emulator.cluster.control.segment_lengths(scope, stream)
+        emulator.restart()
+        assert emulator.cluster.control.segment_lengths(scope, stream) == before
+        run_isolated(_write_for_restart, emulator.cluster, scope, stream, 15, 25, timeout=40)
+        payloads = run_isolated(_read_for_restart, emulator.cluster, scope, stream, 25, timeout=60)
+    assert sorted(payloads) == sorted(f"k{s % 3}:{s}" for s in range(25))
+    _assert_order_per_key(payloads)
