@@ -320,7 +320,9 @@ class Metadata:
         if stream.sealed:
             raise PreconditionError(f"stream {scope}/{name} is sealed")
         epoch = stream.current_epoch
-        txn_id = (epoch << 96) | secrets.randbits(96)
+        # Bit 63 stays clear: the Rust client rebuilds the id as ``high << 64 | low as u128``, which
+        # sign-extends a negative low half and corrupts the id.
+        txn_id = (epoch << 96) | (secrets.randbits(32) << 64) | secrets.randbits(63)
         txn = Transaction(txn_id, epoch, [r.id for r in stream.active()], lease_ms=lease_ms)
         for seg_id in txn.segments:
             self.storage.create(transaction_segment_name(stream.qualified(seg_id), txn_id))

@@ -278,14 +278,13 @@ def _byte_stream(cluster: PravegaCluster) -> None:
     assert byte_stream.current_head_offset() == 0
     assert byte_stream.current_tail_offset() == len(payload)
     assert byte_stream.seek(0, 0) == 0
-    buffer = bytearray(len(payload))
-    read = 0
-    while read < len(payload):
-        view = memoryview(buffer)[read:]
-        count = byte_stream.readinto(view)
+    received = bytearray()
+    while len(received) < len(payload):
+        chunk = bytearray(len(payload) - len(received))
+        count = byte_stream.readinto(chunk)
         assert count > 0
-        read += count
-    assert bytes(buffer) == payload
+        received += chunk[:count]
+    assert bytes(received) == payload
     assert byte_stream.seek(5000, 0) == 5000
     chunk = bytearray(100)
     assert byte_stream.readinto(chunk) == 100 and bytes(chunk) == payload[5000:5100]
