@@ -74,7 +74,11 @@ class PravegaCluster:
     _manager: Any = field(default=None, repr=False, compare=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"controller_uri": self.controller_uri, "backend": self.backend, "control_url": self.control_url}
+        return {
+            "controller_uri": self.controller_uri,
+            "backend": self.backend,
+            "control_url": self.control_url,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(**state)  # type: ignore[misc]
@@ -125,8 +129,9 @@ class PravegaCluster:
 class EmulatorProcess:
     """The emulator as a child process in its own session."""
 
-    def __init__(self, data_dir: Path | None = None, log_path: Path | None = None, tail_wait_ms: int = 500
-                 ) -> None:
+    def __init__(
+        self, data_dir: Path | None = None, log_path: Path | None = None, tail_wait_ms: int = 500
+    ) -> None:
         self.data_dir = data_dir
         self.log_path = log_path
         self.tail_wait_ms = tail_wait_ms
@@ -164,7 +169,9 @@ class EmulatorProcess:
             if line.strip().startswith(b"{"):
                 break
             if self._process.poll() is not None:
-                raise RuntimeError(f"the emulator exited with {self._process.returncode}; see {self.log_path}")
+                raise RuntimeError(
+                    f"the emulator exited with {self._process.returncode}; see {self.log_path}"
+                )
         else:
             self.stop()
             raise RuntimeError(f"the emulator did not start within {_START_TIMEOUT} s")
@@ -292,7 +299,9 @@ def run_isolated(func: Any, *args: Any, timeout: float = 60.0) -> Any:
         status, value = parent.recv()
     except EOFError:
         process.join(5)
-        raise AssertionError(f"{getattr(func, '__name__', func)} died with exit code {process.exitcode}") from None
+        raise AssertionError(
+            f"{getattr(func, '__name__', func)} died with exit code {process.exitcode}"
+        ) from None
     finally:
         if process.is_alive():
             process.kill()

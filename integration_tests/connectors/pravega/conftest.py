@@ -10,7 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from connectors.testing.pravega_cluster import PravegaCluster, pravega_cluster as _start_cluster
+from connectors.testing.pravega_cluster import PravegaCluster
+from connectors.testing.pravega_cluster import pravega_cluster as _start_cluster
 
 
 @pytest.fixture(scope="session")

@@ -23,7 +23,9 @@ pytestmark = pytest.mark.integration
 # ---- helpers (run in the child) ---------------------------------------------------------------
 
 
-def _read_all(readers: list, expected: int, timeout: float = 40.0, settle: float = 1.5) -> list[tuple[int, bytes]]:
+def _read_all(
+    readers: list, expected: int, timeout: float = 40.0, settle: float = 1.5
+) -> list[tuple[int, bytes]]:
     """Read with all ``readers`` concurrently until ``expected`` events arrived (then ``settle``
     seconds more, to catch duplicates); returns ``(reader index, payload)`` in arrival order."""
 

@@ -1,0 +1,100 @@
+import pytest
+
+from connectors.testing.pravega_emulator.metadata import (
+    Metadata,
+    PreconditionError,
+    StreamConfiguration,
+    TxnState,
+    segment_id,
+    segment_name,
+    transaction_segment_name,
+)
+from connectors.testing.pravega_emulator.storage import SegmentStorage
+
+
+def _metadata() -> Metadata:
+    metadata = Metadata(SegmentStorage())
+    metadata.create_scope("s")
+    metadata.create_stream("s", "t", StreamConfiguration(min_segments=2))
+    return metadata
+
+
+def test_names_and_ids() -> None:
+    assert segment_id(3, 7) == (3 << 32) | 7
+    assert segment_name("s", "t", segment_id(3, 7)) == "s/t/7.#epoch.3"
+    assert (
+        transaction_segment_name("s/t/0.#epoch.0", 1 << 96)
+        == "s/t/0.#epoch.0#transaction." + "00000001" + "0" * 24
+    )
+
+
+def test_create_stream_splits_the_key_space() -> None:
+    stream = _metadata().stream("s", "t")
+    assert [(r.id, r.min_key, r.max_key) for r in stream.active()] == [(0, 0.0, 0.5), (1, 0.5, 1.0)]
+    assert stream.head == {0: 0, 1: 0}
+
+
+def test_scale_seals_creates_successors_and_a_new_epoch() -> None:
+    metadata = _metadata()
+    epoch = metadata.scale("s", "t", [1], [(0.5, 0.75), (0.75, 1.0)])
+    stream = metadata.stream("s", "t")
+    assert epoch == 1 and stream.epochs[1] == [0, segment_id(1, 2), segment_id(1, 3)]
+    assert metadata.storage.get("s/t/1.#epoch.0").sealed
+    successors = metadata.successors(stream, 1)
+    assert [(r.id, preds) for r, preds in successors] == [(segment_id(1, 2), [1]), (segment_id(1, 3), [1])]
+    assert metadata.successors(stream, 0) == []
+    merged = metadata.scale("s", "t", [0, segment_id(1, 2), segment_id(1, 3)], [(0.0, 1.0)])
+    (record,) = stream.active()
+    assert merged == 2 and record.predecessors == [0, segment_id(1, 2), segment_id(1, 3)]
+
+
+def test_scale_rejects_ranges_that_do_not_cover_the_sealed_segments() -> None:
+    metadata = _metadata()
+    with pytest.raises(PreconditionError):
+        metadata.scale("s", "t", [1], [(0.5, 0.7)])
+    with pytest.raises(PreconditionError):
+        metadata.scale("s", "t", [1], [(0.4, 1.0)])
+    with pytest.raises(PreconditionError):
+        metadata.scale("s", "t", [5], [(0.0, 1.0)])
+
+
+def test_truncate_moves_the_head_and_truncates_predecessors() -> None:
+    metadata = _metadata()
+    storage = metadata.storage
+    storage.append(storage.get("s/t/0.#epoch.0"), b"x" * 10)
+    storage.append(storage.get("s/t/1.#epoch.0"), b"y" * 10)
+    metadata.scale("s", "t", [1], [(0.5, 1.0)])
+    storage.append(storage.get("s/t/2.#epoch.1"), b"z" * 10)
+    metadata.truncate("s", "t", {0: 4, segment_id(1, 2): 6})
+    assert storage.get("s/t/0.#epoch.0").start_offset == 4
+    assert storage.get("s/t/1.#epoch.0").start_offset == 10
+    assert storage.get("s/t/2.#epoch.1").start_offset == 6
+    assert metadata.segments_at(metadata.stream("s", "t"), 0) == {0: 4, segment_id(1, 2): 6}
+    with pytest.raises(PreconditionError):
+        metadata.truncate("s", "t", {0: 4})  # does not cover the key space
+
+
+def test_transactions_merge_on_commit_and_vanish_on_abort() -> None:
+    metadata = _metadata()
+    storage = metadata.storage
+    txn = metadata.create_transaction("s", "t", 10_000)
+    assert txn.id >> 96 == 0 and not txn.id & (1 << 63)
+    name = transaction_segment_name("s/t/0.#epoch.0", txn.id)
+    storage.append(storage.get(name), b"abc")
+    metadata.commit_transaction("s", "t", txn.id)
+    assert bytes(storage.get("s/t/0.#epoch.0").data) == b"abc" and name not in storage.segments
+    assert txn.state == TxnState.COMMITTED
+    other = metadata.create_transaction("s", "t", 10_000)
+    metadata.abort_transaction("s", "t", other.id)
+    assert other.state == TxnState.ABORTED
+    assert transaction_segment_name("s/t/0.#epoch.0", other.id) not in storage.segments
+
+
+def test_seal_and_delete() -> None:
+    metadata = _metadata()
+    with pytest.raises(PreconditionError):
+        metadata.delete_stream("s", "t")
+    metadata.seal_stream("s", "t")
+    metadata.delete_stream("s", "t")
+    assert "s/t/0.#epoch.0" not in metadata.storage.segments
+    metadata.delete_scope("s")
