@@ -101,12 +101,16 @@ def _two_writers_and_reader(cluster: PravegaCluster) -> dict:
             writer.write_event(f"w{w}k{seq % 4}:{seq}", routing_key=f"w{w}k{seq % 4}")
     for writer in writers:
         writer.flush()
-    group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
-    events = _read_all([group.create_reader("r1")], 80)
+    group_name = unique_name("rg")
+    group = cluster.manager.create_reader_group(group_name, scope, stream, False)
+    reader = group.create_reader("r1")
+    events = _read_all([reader], 80)
     payloads = _payloads(events)
     assert len(payloads) == 80, len(payloads)
     assert sorted(payloads) == sorted(f"w{w}k{s % 4}:{s}" for w in range(2) for s in range(40))
     _assert_order_per_key(payloads)
+    reader.reader_offline()
+    cluster.manager.delete_reader_group(group_name, scope)
     return {"scope": scope, "stream": stream, "bytes": sum(8 + len(p) for p in payloads)}
 
 
@@ -299,6 +303,21 @@ def _byte_stream(cluster: PravegaCluster) -> None:
     assert byte_stream.seek(0, 2) == len(payload)
 
 
+def _large_event(cluster: PravegaCluster) -> list[int]:
+    scope = cluster.create_scope()
+    stream = cluster.create_stream(scope, segments=1)
+    writer = cluster.writer(scope, stream)
+    large = bytes(range(251)) * (9 * 1024 * 1024 // 251)  # above the 8 MiB append limit
+    writer.write_event_bytes(b"before", routing_key="k")
+    writer.write_event_bytes(large, routing_key="k")
+    writer.write_event_bytes(b"after", routing_key="k")
+    writer.flush()
+    group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
+    events = [data for _index, data in _read_all([group.create_reader("r1")], 3)]
+    assert events[0] == b"before" and events[1] == large and events[2] == b"after"
+    return [len(e) for e in events]
+
+
 def _write_for_restart(cluster: PravegaCluster, scope: str, stream: str, start: int, stop: int) -> None:
     if start == 0:
         cluster.create_scope(scope)
@@ -366,6 +385,12 @@ def test_transactions_commit_and_abort(pravega_cluster: PravegaCluster) -> None:
 @pytest.mark.timeout(90, method="signal")
 def test_byte_stream_write_seek_read_truncate(pravega_cluster: PravegaCluster) -> None:
     run_isolated(_byte_stream, pravega_cluster, timeout=60)
+
+
+@pytest.mark.timeout(90, method="signal")
+def test_large_event_goes_through_a_transient_segment(pravega_cluster: PravegaCluster) -> None:
+    lengths = run_isolated(_large_event, pravega_cluster, timeout=70)
+    assert lengths[1] > 8 * 1024 * 1024
 
 
 @pytest.mark.timeout(150, method="signal")
