@@ -164,8 +164,10 @@ def main() -> None:
     base = measure(plain_loop, splits, args.per_fetch, args.repeats)
     ours = measure(reader_base, splits, args.per_fetch, args.repeats)
     overhead = base / ours - 1
-    print(f"(a) reader base: plain loop {base:,.0f} rec/s, SourceReaderBase {ours:,.0f} rec/s, "
-          f"ratio {ours / base:.3f}x, overhead {overhead * 100:.1f}% (target <= 10%)")
+    print(
+        f"(a) reader base: plain loop {base:,.0f} rec/s, SourceReaderBase {ours:,.0f} rec/s, "
+        f"ratio {ours / base:.3f}x, overhead {overhead * 100:.1f}% (target <= 10%)"
+    )
 
 
 if __name__ == "__main__":

@@ -20,7 +20,11 @@ from connector_base.records_with_split_ids import RecordsBySplits, RecordsWithSp
 from connector_base.serialization import FunctionSerializer, ListSerializer, VersionedSerializer
 from connector_base.source import Boundedness, Source
 from connector_base.source_reader import InputStatus, ReaderOutput, SourceReader, SourceReaderContext
-from connector_base.source_reader_base import BatchEmitter, SingleThreadMultiplexSourceReaderBase, SourceReaderBase
+from connector_base.source_reader_base import (
+    BatchEmitter,
+    SingleThreadMultiplexSourceReaderBase,
+    SourceReaderBase,
+)
 from connector_base.split import MutableSplitState, SourceSplit
 from connector_base.split_reader import SplitReader, SplitsAddition, SplitsChange, SplitsRemoval
 

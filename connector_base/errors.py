@@ -35,7 +35,7 @@ class DataLossError(ConnectorError):
 
 
 class MalformedRecordError(ConnectorError):
-    """A record could not be parsed; the message names where it is (file and offset, or split and position)."""
+    """A record could not be parsed; the message names where (file and offset, or split and position)."""
 
 
 class SerializationError(ConnectorError):

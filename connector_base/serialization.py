@@ -69,7 +69,8 @@ class VersionedSerializer(ABC, Generic[T]):
         version = wrapped[VERSION_KEY]
         if not isinstance(version, int) or version < 1 or version > self.version:
             raise SerializationError(
-                f"{type(self).__name__}: unsupported version {version!r}; this release reads 1..{self.version}"
+                f"{type(self).__name__}: unsupported version {version!r}; this release reads "
+                f"1..{self.version}"
             )
         try:
             return self.from_json(version, wrapped[DATA_KEY])

@@ -43,7 +43,9 @@ class Source(ABC, Generic[T, SplitT, EnumStateT]):
         """Whether this source ends by itself."""
 
     @abstractmethod
-    def create_enumerator(self, context: SplitEnumeratorContext[SplitT]) -> SplitEnumerator[SplitT, EnumStateT]:
+    def create_enumerator(
+        self, context: SplitEnumeratorContext[SplitT]
+    ) -> SplitEnumerator[SplitT, EnumStateT]:
         """Create a fresh enumerator (no checkpoint)."""
 
     @abstractmethod

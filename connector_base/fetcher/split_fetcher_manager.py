@@ -99,9 +99,7 @@ class SplitFetcherManager(ABC, Generic[SplitT]):
             f.shutdown()
         deadline = time.monotonic() + timeout_s
         stuck = [
-            f.fetcher_id
-            for f in self._fetchers.values()
-            if not f.join(max(0.0, deadline - time.monotonic()))
+            f.fetcher_id for f in self._fetchers.values() if not f.join(max(0.0, deadline - time.monotonic()))
         ]
         if stuck:
             raise ReaderFailedError(f"split fetchers {stuck} did not stop within {timeout_s}s")

@@ -15,6 +15,7 @@ caller's thread talks to both through queues and futures.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import json
@@ -89,7 +90,9 @@ class RuntimeCheckpoint:
                     int(data.get("committedRecords", 0)),
                 )
             case other:
-                raise SerializationError(f"unsupported runtime checkpoint version {other!r}; this release reads 1")
+                raise SerializationError(
+                    f"unsupported runtime checkpoint version {other!r}; this release reads 1"
+                )
 
     def save(self, path: str) -> None:
         """Write atomically (temp file + rename)."""
@@ -221,7 +224,7 @@ class _ReaderThread(Generic[T, SplitT]):
     def _forward_requests(self) -> None:
         while self.context.split_requests:
             subtask = self.context.split_requests.pop()
-            self.runtime._events.put(lambda s=subtask: self.runtime._handle_split_request(s))
+            self.runtime._events.put(functools.partial(self.runtime._handle_split_request, subtask))
 
     def close(self, timeout: float) -> None:
         self.stopped.set()
@@ -311,7 +314,9 @@ class LocalRuntime(Generic[T, SplitT, EnumStateT]):
         if self._enumerator is not None:
             self._enumerator.close()
         self._pool.shutdown(wait=False, cancel_futures=True)
-        alive = [t.name for t in [self._coordinator, *(r.thread for r in self._readers.values())] if t.is_alive()]
+        alive = [
+            t.name for t in [self._coordinator, *(r.thread for r in self._readers.values())] if t.is_alive()
+        ]
         if alive:
             raise ConnectorError(f"threads {alive} did not stop within {self.close_timeout_s}s")
 
@@ -420,13 +425,17 @@ class LocalRuntime(Generic[T, SplitT, EnumStateT]):
                     rt.inbox.put(snap)
             readers = {i: [serializer.serialize(s) for s in f.result(timeout)] for i, f in replies.items()}
             assert self._enumerator is not None
-            enum_state = self.source.enumerator_checkpoint_serializer.serialize(self._enumerator.snapshot_state(cid))
-            ckpt = RuntimeCheckpoint(cid, enum_state, readers, self._committed_before_restore + len(self.committed()))
+            enum_state = self.source.enumerator_checkpoint_serializer.serialize(
+                self._enumerator.snapshot_state(cid)
+            )
+            ckpt = RuntimeCheckpoint(
+                cid, enum_state, readers, self._committed_before_restore + len(self.committed())
+            )
             if self.checkpoint_path:
                 ckpt.save(self.checkpoint_path)
             self._enumerator.notify_checkpoint_complete(cid)
             for rt in self._readers.values():
-                rt.inbox.put(lambda rt=rt: rt.reader.notify_checkpoint_complete(cid))
+                rt.inbox.put(functools.partial(rt.reader.notify_checkpoint_complete, cid))
             return ckpt
 
         return self._on_coordinator(take, timeout)  # type: ignore[no-any-return]
@@ -482,7 +491,9 @@ class LocalRuntime(Generic[T, SplitT, EnumStateT]):
                 self.check_errors()
                 return self.records()
             time.sleep(0.02)
-        raise TimeoutError(f"the source did not finish within {timeout}s ({self.record_count()} records so far)")
+        raise TimeoutError(
+            f"the source did not finish within {timeout}s ({self.record_count()} records so far)"
+        )
 
     def wait_for_records(self, count: int, timeout: float = 60.0) -> None:
         """Wait until at least ``count`` records were emitted."""

@@ -67,7 +67,10 @@ class ArrowBatchOutput:
     def _add_batch(self, batch: pa.RecordBatch) -> None:
         if not batch.schema.equals(self.schema):
             batch = pa.RecordBatch.from_arrays(
-                [c.cast(f.type) if c.type != f.type else c for c, f in zip(batch.columns, self.schema, strict=True)],
+                [
+                    c.cast(f.type) if c.type != f.type else c
+                    for c, f in zip(batch.columns, self.schema, strict=True)
+                ],
                 schema=self.schema,
             )
         if batch.num_rows >= self.batch_rows and not self._batches:
@@ -99,7 +102,7 @@ class ArrowBatchOutput:
         if not rows:
             return
         self._rows = []
-        columns = list(zip(*rows, strict=True)) if rows else [[] for _ in self.schema]
+        columns: list[Any] = list(zip(*rows, strict=True))
         arrays = [pa.array(col, type=f.type) for col, f in zip(columns, self.schema, strict=True)]
         self._add_batch(pa.RecordBatch.from_arrays(arrays, schema=self.schema))
 

@@ -129,11 +129,15 @@ class SourceDataSource(DataSource):
         return _BridgeStreamReader(self, schema)
 
 
-def _read_partition(ds: SourceDataSource, schema: StructType, streaming: bool, partition: SplitsPartition) -> Iterator[pa.RecordBatch]:
+def _read_partition(
+    ds: SourceDataSource, schema: StructType, streaming: bool, partition: SplitsPartition
+) -> Iterator[pa.RecordBatch]:
     source = ds.create_source(schema, streaming=streaming)
     serializer = source.split_serializer
     splits = [serializer.loads(s) for s in partition.splits]
-    yield from read_splits_as_arrow(source, splits, to_arrow_schema(schema), ds.batch_rows(), ds.reader_config())
+    yield from read_splits_as_arrow(
+        source, splits, to_arrow_schema(schema), ds.batch_rows(), ds.reader_config()
+    )
 
 
 class _DriverPlan:
@@ -200,7 +204,9 @@ class _DriverPlan:
             self.planner.close()
 
 
-def _pack(planner: SplitPlanner[Any], source: Source[Any, Any, Any], ranges: list[tuple[Any, Any, Any]]) -> list[SplitsPartition]:
+def _pack(
+    planner: SplitPlanner[Any], source: Source[Any, Any, Any], ranges: list[tuple[Any, Any, Any]]
+) -> list[SplitsPartition]:
     """Turn ``(split, start, end)`` ranges into partitions of serialized range splits."""
     serializer = source.split_serializer
     target = planner.partition_target_bytes()
@@ -247,10 +253,17 @@ class _BridgeBatchReader(DataSourceReader):
             current = {sid: (e.split, e.first) for sid, e in plan.splits.items()}
             ends = plan.planner.end_positions(current) if current else {}
             ranges = [
-                (e.split, e.first, ends[sid]) for sid, e in plan.splits.items() if ends.get(sid, e.first) != e.first
+                (e.split, e.first, ends[sid])
+                for sid, e in plan.splits.items()
+                if ends.get(sid, e.first) != e.first
             ]
             parts = _pack(plan.planner, source, ranges)
-            LOG.info("batch plan: %d splits, %d non-empty ranges, %d partitions", len(plan.splits), len(ranges), len(parts))
+            LOG.info(
+                "batch plan: %d splits, %d non-empty ranges, %d partitions",
+                len(plan.splits),
+                len(ranges),
+                len(parts),
+            )
             return parts
         finally:
             plan.close()
@@ -339,7 +352,11 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._latest_report = plan.offset(available).to_json(serializer)
         limits = self._ds.read_limit_options().merged_with_spark_limit(limit)
         ranges = {sid: (e.split, e.pos, available.get(sid, e.pos)) for sid, e in plan.splits.items()}
-        if limits is not None and limits.min_records is not None and not self._min_reached(planner, ranges, limits):
+        if (
+            limits is not None
+            and limits.min_records is not None
+            and not self._min_reached(planner, ranges, limits)
+        ):
             return self._remember(dict(start))
         chosen = admit(planner, ranges, limits)
         before = start.get("splits", {})
@@ -355,7 +372,9 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._last_progress = time.monotonic()
         return self._remember(plan.offset().to_json(serializer))
 
-    def _min_reached(self, planner: SplitPlanner[Any], ranges: Mapping[str, tuple[Any, Any, Any]], limits: ReadLimitOptions) -> bool:
+    def _min_reached(
+        self, planner: SplitPlanner[Any], ranges: Mapping[str, tuple[Any, Any, Any]], limits: ReadLimitOptions
+    ) -> bool:
         total = sum((planner.backlog(s, a, b).records or 0) for s, a, b in ranges.values())
         assert limits.min_records is not None
         if total >= limits.min_records:

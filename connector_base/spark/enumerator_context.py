@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from connector_base.enumerator import ReaderInfo, SplitEnumeratorContext
 from connector_base.split import SourceSplit

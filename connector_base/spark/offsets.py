@@ -61,7 +61,9 @@ class BridgeOffset(Generic[SplitT]):
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], split_serializer: VersionedSerializer[SplitT]) -> BridgeOffset[SplitT]:
+    def from_json(
+        cls, data: Mapping[str, Any], split_serializer: VersionedSerializer[SplitT]
+    ) -> BridgeOffset[SplitT]:
         """Parse an offset written by ``to_json`` (any supported version)."""
         version = data.get("v") if isinstance(data, Mapping) else None
         match version:

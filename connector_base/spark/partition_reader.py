@@ -51,7 +51,8 @@ def read_splits_as_arrow(
                 idle_since = idle_since or now
                 if now - idle_since > STALL_TIMEOUT_S:
                     raise ConnectorError(
-                        f"reading splits {[s.split_id for s in splits]} made no progress for {STALL_TIMEOUT_S}s"
+                        f"reading splits {[s.split_id for s in splits]} made no progress "
+                        f"for {STALL_TIMEOUT_S}s"
                     )
                 try:
                     reader.is_available().result(timeout=AVAILABILITY_WAIT_S)

@@ -64,9 +64,15 @@ class ReadLimitOptions:
     max_trigger_delay_ms: int | None = None
 
     def __post_init__(self) -> None:
-        if self.min_records is not None and self.max_records is not None and self.min_records > self.max_records:
+        if (
+            self.min_records is not None
+            and self.max_records is not None
+            and self.min_records > self.max_records
+        ):
             raise InvalidOptionError(
-                "minRecordsPerTrigger", self.min_records, f"at most the maximum per trigger ({self.max_records})"
+                "minRecordsPerTrigger",
+                self.min_records,
+                f"at most the maximum per trigger ({self.max_records})",
             )
 
     @property

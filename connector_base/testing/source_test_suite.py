@@ -45,6 +45,7 @@ class SourceTestSuite:
 
     @pytest.fixture
     def source_context(self) -> SourceTestContext:
+        """Override: the connector's test context."""
         raise NotImplementedError("provide a source_context fixture returning a SourceTestContext")
 
     # --- local runtime ------------------------------------------------------------------------
@@ -67,13 +68,20 @@ class SourceTestSuite:
         expected = source_context.write_records(RECORDS)
         path = os.path.join(str(tmp_path), f"ckpt-{seed}.json")
         source = source_context.create_source(continuous=False)
-        rt = LocalRuntime(source, self.parallelism, checkpoint_path=path, reader_config={"source.reader.element.queue.capacity": 1})
+        rt = LocalRuntime(
+            source,
+            self.parallelism,
+            checkpoint_path=path,
+            reader_config={"source.reader.element.queue.capacity": 1},
+        )
         rt.start()
         rt.wait_for_records(rnd.randint(0, RECORDS // 2), timeout=120)
         rt.checkpoint()
         first = rt.committed()
         rt.stop()
-        with LocalRuntime(source_context.create_source(continuous=False), self.parallelism, checkpoint_path=path) as rt2:
+        with LocalRuntime(
+            source_context.create_source(continuous=False), self.parallelism, checkpoint_path=path
+        ) as rt2:
             rt2.start(restore_from=path)
             second = rt2.wait_finished(timeout=120)
         assert_exactly_once(source_context, first + second, expected)
@@ -119,7 +127,9 @@ class SourceTestSuite:
         """A batch read and an AvailableNow streaming read return the same records, exactly once."""
         expected = source_context.write_records(RECORDS)
         fmt = source_context.spark_format
-        batch = spark.read.format(fmt).options(**source_context.spark_options(continuous=False)).load().collect()
+        batch = (
+            spark.read.format(fmt).options(**source_context.spark_options(continuous=False)).load().collect()
+        )
         assert_exactly_once(source_context, batch, expected)
         name = f"kit_{abs(hash(str(tmp_path))) % 10**8}"
         query = (
@@ -141,7 +151,9 @@ class SourceTestSuite:
         assert_exactly_once(source_context, streamed, expected)
 
     @pytest.mark.timeout(180)
-    def test_invalid_options_fail_early_and_clearly(self, source_context: SourceTestContext, spark: Any) -> None:
+    def test_invalid_options_fail_early_and_clearly(
+        self, source_context: SourceTestContext, spark: Any
+    ) -> None:
         """Each invalid option fails at ``load()`` with a message naming it."""
         cases = source_context.invalid_options()
         if not cases:
@@ -149,4 +161,6 @@ class SourceTestSuite:
         for options, fragment in cases:
             with pytest.raises(Exception) as info:
                 spark.read.format(source_context.spark_format).options(**options).load().schema  # noqa: B018
-            assert fragment in str(info.value), f"{options}: expected {fragment!r} in: {str(info.value)[:500]}"
+            assert fragment in str(info.value), (
+                f"{options}: expected {fragment!r} in: {str(info.value)[:500]}"
+            )

@@ -19,7 +19,11 @@ ROWS_PER_FILE = 2_000
 def _write_file(directory: str, index: int, rnd: random.Random) -> int:
     """Write one jsonl file atomically (temp name, then rename) and return its row count."""
     rows = [
-        {"id": index * ROWS_PER_FILE + i, "user": f"user-{rnd.randrange(50)}", "amount": round(rnd.uniform(1, 500), 2)}
+        {
+            "id": index * ROWS_PER_FILE + i,
+            "user": f"user-{rnd.randrange(50)}",
+            "amount": round(rnd.uniform(1, 500), 2),
+        }
         for i in range(ROWS_PER_FILE)
     ]
     tmp = os.path.join(directory, f".events-{index:05d}.jsonl.tmp")
@@ -95,7 +99,10 @@ def run(seconds: float) -> int:
     top = spark.sql(
         "select user, round(sum(amount), 2) as total from events group by user order by total desc limit 3"
     ).collect()
-    print(f"written {count['written']} rows; read {total} rows, {distinct} distinct ids, {len(seen_batches)} micro-batches")
+    print(
+        f"written {count['written']} rows; read {total} rows, {distinct} distinct ids, "
+        f"{len(seen_batches)} micro-batches"
+    )
     print("top users by amount: " + ", ".join(f"{r['user']}={r['total']}" for r in top))
     spark.stop()
     shutil.rmtree(work, ignore_errors=True)

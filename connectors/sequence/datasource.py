@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 
-from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
+from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner
 from connectors.sequence.options import SequenceOptions
 from connectors.sequence.source import SequencePlanner, SequenceSource
 
 SCHEMA = StructType(
-    [StructField("partition", IntegerType()), StructField("index", LongType()), StructField("value", StringType())]
+    [
+        StructField("partition", IntegerType()),
+        StructField("index", LongType()),
+        StructField("value", StringType()),
+    ]
 )
 
 

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 from connector_base import SplitEnumerator, SplitEnumeratorContext
 from connector_base.serialization import FunctionSerializer
-
 from connectors.sequence.split import UNBOUNDED, SequenceSplit
 
 

@@ -36,8 +36,16 @@ class SequenceOptions:
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> SequenceOptions:
         """Parse and validate; raises ``InvalidOptionError`` naming the option."""
-        known = {"partitions", "rowsperpartition", "continuous", "rowspersecond", "maxrecordspertrigger",
-                 "path", "arrowbatchrows", "_start_epoch_s"}
+        known = {
+            "partitions",
+            "rowsperpartition",
+            "continuous",
+            "rowspersecond",
+            "maxrecordspertrigger",
+            "path",
+            "arrowbatchrows",
+            "_start_epoch_s",
+        }
         for key in options:
             if key.lower() not in known:
                 raise InvalidOptionError(key, options[key], f"one of the options {sorted(known)}")

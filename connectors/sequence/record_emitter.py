@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from connector_base import BatchEmitter, ReaderOutput
-
 from connectors.sequence.split import SequenceSplitState
 
 Row = tuple[int, int, str]

@@ -15,7 +15,6 @@ from connector_base import (
     VersionedSerializer,
 )
 from connector_base.spark import Backlog, Position, SplitPlanner
-
 from connectors.sequence.enumerator import ENUMERATOR_STATE_SERIALIZER, SequenceEnumerator
 from connectors.sequence.options import SequenceOptions
 from connectors.sequence.record_emitter import Row, SequenceRecordEmitter
@@ -23,7 +22,9 @@ from connectors.sequence.split import UNBOUNDED, SequenceSplit, SequenceSplitSer
 from connectors.sequence.split_reader import SequenceSplitReader, available_rows
 
 
-class SequenceSourceReader(SingleThreadMultiplexSourceReaderBase[Row, Row, SequenceSplit, SequenceSplitState]):
+class SequenceSourceReader(
+    SingleThreadMultiplexSourceReaderBase[Row, Row, SequenceSplit, SequenceSplitState]
+):
     """The reader: one fetcher thread, states are ``SequenceSplitState``."""
 
     def _initialized_state(self, split: SequenceSplit) -> SequenceSplitState:
@@ -56,7 +57,9 @@ class SequenceSource(Source[Row, SequenceSplit, list[int]]):
     def create_reader(self, context: SourceReaderContext) -> SequenceSourceReader:  # noqa: D102
         opts = self.options
         return SequenceSourceReader(
-            lambda: SequenceSplitReader(opts.rows_per_second, opts.start_epoch_s), SequenceRecordEmitter(), context
+            lambda: SequenceSplitReader(opts.rows_per_second, opts.start_epoch_s),
+            SequenceRecordEmitter(),
+            context,
         )
 
     @property
@@ -79,12 +82,21 @@ class SequencePlanner(SplitPlanner[SequenceSplit]):
 
     def end_positions(self, splits: Mapping[str, tuple[SequenceSplit, Position]]) -> dict[str, Position]:  # noqa: D102
         now = available_rows(self.options.rows_per_second, self.options.start_epoch_s, time.time())
-        return {sid: (s.end if s.end != UNBOUNDED else max(int(pos), now)) for sid, (s, pos) in splits.items()}
+        return {
+            sid: (s.end if s.end != UNBOUNDED else max(int(pos), now)) for sid, (s, pos) in splits.items()
+        }
 
     def backlog(self, split: SequenceSplit, start: Position, end: Position) -> Backlog:  # noqa: D102
         return Backlog(records=int(end) - int(start))
 
-    def cut(self, split: SequenceSplit, start: Position, end: Position, max_records: int | None, max_bytes: int | None) -> Position:  # noqa: D102
+    def cut(  # noqa: D102
+        self,
+        split: SequenceSplit,
+        start: Position,
+        end: Position,
+        max_records: int | None,
+        max_bytes: int | None,
+    ) -> Position:  # noqa: D102
         return int(end) if max_records is None else min(int(end), int(start) + max_records)
 
     def is_finished(self, split: SequenceSplit, position: Position) -> bool:  # noqa: D102

@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 
 from connector_base import RecordsBySplits, SplitReader, SplitsAddition, SplitsChange
-
 from connectors.sequence.split import UNBOUNDED, SequenceSplit
 
 FETCH_BATCH = 8192
@@ -35,7 +34,11 @@ class SequenceSplitReader(SplitReader[tuple[int, int, str], SequenceSplit]):
         produced = False
         for sid, state in list(self._splits.items()):
             partition, nxt, end = state
-            limit = end if end != UNBOUNDED else available_rows(self._rows_per_second, self._start_epoch_s, time.time())
+            limit = (
+                end
+                if end != UNBOUNDED
+                else available_rows(self._rows_per_second, self._start_epoch_s, time.time())
+            )
             upto = min(limit, nxt + FETCH_BATCH)
             if upto > nxt:
                 out.add_all(sid, [(partition, i, f"{partition}-{i}") for i in range(nxt, upto)])

@@ -29,7 +29,9 @@ class ListSplit(SourceSplit):
 
 
 class ListSplitReader(SplitReader[int, ListSplit]):
-    def __init__(self, batch: int = 100, fail_after: int | None = None, block: threading.Event | None = None) -> None:
+    def __init__(
+        self, batch: int = 100, fail_after: int | None = None, block: threading.Event | None = None
+    ) -> None:
         self.splits: dict[str, list] = {}
         self.batch = batch
         self.fail_after = fail_after
@@ -106,5 +108,7 @@ class Collect:
 
 
 def make_reader(factory, fetchers: int = 1, capacity: int = 2) -> ListReader:
-    ctx = SourceReaderContext(config={"source.reader.fetchers": fetchers, "source.reader.element.queue.capacity": capacity})
+    ctx = SourceReaderContext(
+        config={"source.reader.fetchers": fetchers, "source.reader.element.queue.capacity": capacity}
+    )
     return ListReader(factory, ListEmitter(), ctx)

@@ -27,7 +27,11 @@ class SequenceTestContext(SourceTestContext):
         return [(p, i, f"{p}-{i}") for p in range(PARTITIONS) for i in range(self.rows)]
 
     def spark_options(self, continuous: bool) -> dict[str, str]:
-        return {"partitions": str(PARTITIONS), "rowsPerPartition": str(self.rows), "maxRecordsPerTrigger": "250"}
+        return {
+            "partitions": str(PARTITIONS),
+            "rowsPerPartition": str(self.rows),
+            "maxRecordsPerTrigger": "250",
+        }
 
     def invalid_options(self) -> list[tuple[dict[str, str], str]]:
         return [
