@@ -8,7 +8,8 @@ GET      ``/v1/streams/<scope>/<stream>``                    epochs, segments (i
                                                              start offset, length, sealed), head cut
 POST     ``/v1/streams/<scope>/<stream>/scale``              body ``{"sealed": [ids],
                                                              "ranges": [[low, high], ...]}``;
-                                                             answers ``{"epoch": e, "segments": [...]}``
+                                                             answers ``{"epoch": e, "segments":
+                                                             [current], "created": [new ones]}``
 POST     ``/v1/streams/<scope>/<stream>/truncate``           body ``{"cut": {"<segment id>": offset}}``
 GET      ``/v1/segments?name=<qualified segment name>``      one segment's offsets and seal state
 =======  ==================================================  =========================================
@@ -107,12 +108,9 @@ class ControlServer:
                     ranges = [(float(low), float(high)) for low, high in args["ranges"]]
                     epoch = self.metadata.scale(scope, stream, [int(s) for s in args["sealed"]], ranges)
                     described = self._describe(scope, stream)
-                    return 200, {
-                        "epoch": epoch,
-                        "segments": [
-                            s for s in described["segments"] if s["id"] in described["epochs"][epoch]
-                        ],
-                    }
+                    current = [s for s in described["segments"] if s["id"] in described["epochs"][epoch]]
+                    created = [s for s in current if s["epoch"] == epoch]
+                    return 200, {"epoch": epoch, "segments": current, "created": created}
                 case "POST", ["v1", "streams", scope, stream, "truncate"]:
                     self.metadata.truncate(scope, stream, {int(k): int(v) for k, v in args["cut"].items()})
                     return 200, self._describe(scope, stream)

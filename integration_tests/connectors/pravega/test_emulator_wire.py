@@ -1,0 +1,273 @@
+"""The emulator's segment store and controller at the protocol level, without the official client.
+
+These pin behaviour a protocol-level client (such as the project's own connector) relies on:
+handshake, append de-duplication, conditional appends, bounded at-tail reads, end of segment,
+truncation and table conditions, plus the emulator's handling of calls it does not implement.
+They talk to a dedicated emulator with a short tail wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import struct
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from connectors.testing.pravega_cluster import EmulatorProcess
+from connectors.testing.pravega_emulator import wire_commands as wc
+from connectors.testing.pravega_emulator.proto import controller_pb2 as pb
+from connectors.testing.pravega_emulator.proto import controller_pb2_grpc as pb_grpc
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(60, method="signal")]
+
+TAIL_WAIT_MS = 300
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmulatorProcess]:
+    log = tmp_path_factory.mktemp("wire") / "emulator.log"
+    process = EmulatorProcess(log_path=log, tail_wait_ms=TAIL_WAIT_MS)
+    process.start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="module")
+def controller(emulator: EmulatorProcess) -> Iterator[pb_grpc.ControllerServiceStub]:
+    channel = grpc.insecure_channel(f"127.0.0.1:{emulator.ports['controller_port']}")
+    yield pb_grpc.ControllerServiceStub(channel)
+    channel.close()
+
+
+class _Wire:
+    """A blocking wire-protocol connection for tests."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.send(wc.Hello(wc.WIRE_VERSION, wc.OLDEST_COMPATIBLE_VERSION))
+        assert self.recv() == wc.Hello(15, 5)
+
+    def send(self, command: wc.WireCommand) -> None:
+        self.sock.sendall(wc.encode(command))
+
+    def _exactly(self, n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            chunk = self.sock.recv(n - len(data))
+            if not chunk:
+                raise ConnectionError("closed")
+            data += chunk
+        return data
+
+    def recv(self) -> wc.WireCommand:
+        type_code, length = wc.parse_header(self._exactly(8))
+        return wc.decode(type_code, self._exactly(length))
+
+    def call(self, command: wc.WireCommand) -> wc.WireCommand:
+        self.send(command)
+        return self.recv()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _stream(controller: pb_grpc.ControllerServiceStub, scope: str, stream: str, segments: int = 1) -> None:
+    controller.createScope(pb.ScopeInfo(scope=scope))
+    status = controller.createStream(
+        pb.StreamConfig(
+            streamInfo=pb.StreamInfo(scope=scope, stream=stream),
+            scalingPolicy=pb.ScalingPolicy(minNumSegments=segments),
+        )
+    )
+    assert status.status == pb.CreateStreamStatus.SUCCESS
+
+
+def test_appends_are_deduplicated_by_writer_event_number(emulator, controller) -> None:
+    _stream(controller, "wire", "dedup")
+    segment = "wire/dedup/0.#epoch.0"
+    conn = _Wire(emulator.ports["segment_store_port"])
+    setup = conn.call(wc.SetupAppend(1, 77, segment, ""))
+    assert setup == wc.AppendSetup(1, segment, 77, -(2**63))
+    events = wc.frame_event(b"a") + wc.frame_event(b"b")
+    ack = conn.call(wc.AppendBlockEnd(77, len(events), events, 2, 2, 2))
+    assert ack == wc.DataAppended(77, 2, -(2**63), 2, len(events))
+    again = conn.call(wc.AppendBlockEnd(77, len(events), events, 2, 2, 3))  # a retransmission
+    assert again.event_number == 2 and again.current_segment_write_offset == len(events)
+    conn.close()
+    reconnect = _Wire(emulator.ports["segment_store_port"])
+    assert reconnect.call(wc.SetupAppend(4, 77, segment, "")).last_event_number == 2
+    read = reconnect.call(wc.ReadSegment(segment, 0, 1000, "", 5))
+    assert wc.split_events(read.data) == [b"a", b"b"] and read.at_tail and not read.end_of_segment
+    reconnect.close()
+
+
+def test_conditional_appends_check_the_offset(emulator, controller) -> None:
+    _stream(controller, "wire", "conditional")
+    segment = "wire/conditional/0.#epoch.0"
+    conn = _Wire(emulator.ports["segment_store_port"])
+    conn.call(wc.SetupAppend(1, 5, segment, ""))
+    ok = conn.call(wc.ConditionalBlockEnd(5, 1, 0, b"12345", 2))
+    assert isinstance(ok, wc.DataAppended) and ok.current_segment_write_offset == 5
+    failed = conn.call(wc.ConditionalBlockEnd(5, 2, 0, b"67890", 3))
+    assert failed == wc.ConditionalCheckFailed(5, 2, 3)
+    event = conn.call(wc.ConditionalAppend(5, 3, 5, b"ev", 4))
+    assert isinstance(event, wc.DataAppended) and event.current_segment_write_offset == 5 + 8 + 2
+    conn.close()
+
+
+def test_reads_at_the_tail_wait_a_bounded_time_then_see_new_data(emulator, controller) -> None:
+    _stream(controller, "wire", "tail")
+    segment = "wire/tail/0.#epoch.0"
+    reader = _Wire(emulator.ports["segment_store_port"])
+    started = time.monotonic()
+    empty = reader.call(wc.ReadSegment(segment, 0, 100, "", 1))
+    waited = time.monotonic() - started
+    assert empty.data == b"" and empty.at_tail and not empty.end_of_segment
+    assert TAIL_WAIT_MS / 1000 * 0.8 <= waited < TAIL_WAIT_MS / 1000 + 2
+
+    writer = _Wire(emulator.ports["segment_store_port"])
+    writer.call(wc.SetupAppend(1, 9, segment, ""))
+    reader.send(wc.ReadSegment(segment, 0, 100, "", 2))  # waits at the tail ...
+    time.sleep(0.05)
+    writer.call(wc.AppendBlockEnd(9, 3, b"xyz", 1, 1, 2))  # ... until this arrives
+    woke = reader.recv()
+    assert woke.data == b"xyz" and woke.request_id == 2
+    reader.close()
+    writer.close()
+
+
+def test_sealed_truncated_and_missing_segments(emulator, controller) -> None:
+    _stream(controller, "wire", "states")
+    segment = "wire/states/0.#epoch.0"
+    conn = _Wire(emulator.ports["segment_store_port"])
+    conn.call(wc.SetupAppend(1, 3, segment, ""))
+    conn.call(wc.AppendBlockEnd(3, 10, b"0123456789", 1, 1, 2))
+    assert conn.call(wc.TruncateSegment(3, segment, 4, "")) == wc.SegmentTruncated(3, segment)
+    truncated = conn.call(wc.ReadSegment(segment, 0, 100, "", 4))
+    assert isinstance(truncated, wc.SegmentIsTruncated) and truncated.start_offset == 4
+    info = conn.call(wc.GetStreamSegmentInfo(5, segment, ""))
+    assert (info.start_offset, info.write_offset, info.is_sealed) == (4, 10, False)
+    assert conn.call(wc.SealSegment(6, segment, "")) == wc.SegmentSealed(6, segment)
+    end = conn.call(wc.ReadSegment(segment, 10, 100, "", 7))
+    assert end.at_tail and end.end_of_segment and end.data == b""
+    sealed = conn.call(wc.AppendBlockEnd(3, 1, b"x", 1, 2, 8))
+    assert isinstance(sealed, wc.SegmentIsSealed) and sealed.request_id == 8
+    missing = conn.call(wc.ReadSegment("wire/states/9.#epoch.0", 0, 10, "", 9))
+    assert isinstance(missing, wc.NoSuchSegment)
+    assert isinstance(conn.call(wc.SetupAppend(10, 4, "wire/nope/0.#epoch.0", "")), wc.NoSuchSegment)
+    conn.close()
+
+
+def test_table_segment_conditions(emulator) -> None:
+    conn = _Wire(emulator.ports["segment_store_port"])
+    table = "wire/_tables/0.#epoch.0"
+    assert conn.call(wc.CreateTableSegment(1, table, "")) == wc.SegmentCreated(1, table)
+    assert isinstance(conn.call(wc.CreateTableSegment(2, table, "")), wc.SegmentAlreadyExists)
+    entry = ((wc.TableKey(b"k", wc.KEY_NOT_EXISTS), wc.TableValue(b"v1")),)
+    (version,) = conn.call(wc.UpdateTableEntries(3, table, "", entry, wc.NO_OFFSET)).updated_versions
+    assert isinstance(
+        conn.call(wc.UpdateTableEntries(4, table, "", entry, wc.NO_OFFSET)), wc.TableKeyBadVersion
+    )
+    read = conn.call(wc.ReadTable(5, table, "", (wc.TableKey(b"k"), wc.TableKey(b"absent"))))
+    assert [(k.data, k.version, v.data) for k, v in read.entries] == [
+        (b"k", version, b"v1"),
+        (b"absent", wc.KEY_NOT_EXISTS, b""),
+    ]
+    delta = conn.call(wc.ReadTableEntriesDelta(6, table, "", 0, 10))
+    assert [(k.data, v.data) for k, v in delta.entries] == [(b"k", b"v1")] and delta.reached_end
+    missing_key = conn.call(wc.RemoveTableKeys(7, table, "", (wc.TableKey(b"absent", 3),), wc.NO_OFFSET))
+    assert isinstance(missing_key, wc.TableKeyDoesNotExist)
+    not_empty = conn.call(wc.DeleteTableSegment(8, table, True, ""))
+    assert isinstance(not_empty, wc.TableSegmentNotEmpty)
+    assert conn.call(wc.DeleteTableSegment(9, table, False, "")) == wc.SegmentDeleted(9, table)
+    conn.close()
+
+
+def test_keep_alive_and_unknown_commands(emulator) -> None:
+    conn = _Wire(emulator.ports["segment_store_port"])
+    assert conn.call(wc.KeepAlive()) == wc.KeepAlive()
+    conn.sock.sendall(struct.pack(">ii", 4242, 0))  # not a Pravega command: the connection closes
+    with pytest.raises((ConnectionError, OSError)):
+        conn.recv()
+    conn.close()
+    log = Path(emulator.log_path).read_text()
+    assert "unknown wire command type 4242" in log
+
+
+def test_unimplemented_controller_methods_answer_unimplemented(emulator) -> None:
+    channel = grpc.insecure_channel(f"127.0.0.1:{emulator.ports['controller_port']}")
+    call = channel.unary_unary(
+        "/io.pravega.controller.stream.api.grpc.v1.ControllerService/createKeyValueTable"
+    )
+    with pytest.raises(grpc.RpcError) as raised:
+        call(b"", timeout=5)
+    assert raised.value.code() == grpc.StatusCode.UNIMPLEMENTED
+    channel.close()
+    time.sleep(0.2)
+    assert "UNIMPLEMENTED controller method called" in Path(emulator.log_path).read_text()
+
+
+def test_controller_segments_successors_and_transactions(emulator, controller) -> None:
+    control = emulator.cluster.control
+    _stream(controller, "wire", "lineage", segments=2)
+    info = pb.StreamInfo(scope="wire", stream="lineage")
+    ranges = controller.getCurrentSegments(info).segmentRanges
+    assert [(r.segmentId.segmentId, r.minKey, r.maxKey) for r in ranges] == [(0, 0.0, 0.5), (1, 0.5, 1.0)]
+    scaled = control.split("wire", "lineage", 1)
+    assert scaled["epoch"] == 1 and [s["id"] for s in scaled["created"]] == [(1 << 32) | 2, (1 << 32) | 3]
+    successors = controller.getSegmentsImmediatelyFollowing(pb.SegmentId(streamInfo=info, segmentId=1))
+    assert sorted((e.segment.segmentId.segmentId, list(e.value)) for e in successors.segments) == [
+        ((1 << 32) | 2, [1]),
+        ((1 << 32) | 3, [1]),
+    ]
+    epoch0 = controller.getEpochSegments(pb.GetEpochSegmentsRequest(streamInfo=info, epoch=0))
+    assert [r.segmentId.segmentId for r in epoch0.segmentRanges] == [0, 1]
+    head = controller.getSegments(pb.GetSegmentsRequest(streamInfo=info, timestamp=0))
+    assert {s.segmentId.segmentId: s.offset for s in head.segments} == {0: 0, 1: 0}
+    uri = controller.getURI(pb.SegmentId(streamInfo=info, segmentId=0))
+    assert uri.port == emulator.ports["segment_store_port"]
+
+    txn = controller.createTransaction(pb.CreateTxnRequest(streamInfo=info, lease=30000))
+    assert txn.txnId.highBits >> 32 == 1  # created in epoch 1
+    state = controller.checkTransactionState(pb.TxnRequest(streamInfo=info, txnId=txn.txnId))
+    assert state.state == pb.TxnState.OPEN
+    assert controller.commitTransaction(pb.TxnRequest(streamInfo=info, txnId=txn.txnId)).status == 0
+    state = controller.checkTransactionState(pb.TxnRequest(streamInfo=info, txnId=txn.txnId))
+    assert state.state == pb.TxnState.COMMITTED
+
+
+def test_asyncio_clients_can_pipeline_requests(emulator, controller) -> None:
+    """Requests pipelined on one connection are answered in order (reads may overtake nothing)."""
+    _stream(controller, "wire", "pipeline")
+    segment = "wire/pipeline/0.#epoch.0"
+
+    async def main() -> list[wc.WireCommand]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", emulator.ports["segment_store_port"])
+        commands = [
+            wc.Hello(15, 5),
+            wc.SetupAppend(1, 8, segment, ""),
+            wc.AppendBlockEnd(8, 2, b"hi", 1, 1, 2),
+            wc.GetStreamSegmentInfo(3, segment, ""),
+        ]
+        writer.write(b"".join(wc.encode(c) for c in commands))
+        await writer.drain()
+        replies = []
+        for _ in commands:
+            type_code, length = wc.parse_header(await reader.readexactly(8))
+            replies.append(wc.decode(type_code, await reader.readexactly(length)))
+        writer.close()
+        return replies
+
+    replies = asyncio.run(main())
+    assert [type(r).__name__ for r in replies] == [
+        "Hello",
+        "AppendSetup",
+        "DataAppended",
+        "StreamSegmentInfo",
+    ]
+    assert replies[3].write_offset == 2
