@@ -1,0 +1,58 @@
+"""The PySpark adapter of ``files-unified``: options in, bridge out."""
+
+from __future__ import annotations
+
+from pyspark.sql.types import StringType, StructType
+
+from connector_base import InvalidOptionError
+from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner, to_arrow_schema
+from connectors.files.formats import ReadSchema
+from connectors.files.listing import check_path
+from connectors.files.options import FILE_COLUMN, OFFSET_COLUMN, FileFormat, FileSourceOptions
+from connectors.files.schema_inference import infer_schema
+from connectors.files.source import FilePlanner, FileSource
+
+
+def _check_schema(schema: StructType, options: FileSourceOptions) -> None:
+    names = schema.fieldNames()
+    meta = {FILE_COLUMN, OFFSET_COLUMN} if options.include_metadata else set()
+    if options.include_metadata and not meta & set(names):
+        raise InvalidOptionError(
+            "includeMetadata",
+            "true",
+            f"a schema with a '{FILE_COLUMN} string' and/or '{OFFSET_COLUMN} long' field",
+        )
+    if options.format is FileFormat.TEXT:
+        data = [f for f in schema.fields if f.name not in meta]
+        if len(data) != 1 or not isinstance(data[0].dataType, StringType):
+            raise InvalidOptionError(
+                "format", "text", f"a schema with one string column (the line), got {schema.simpleString()}"
+            )
+
+
+class FilesDataSource(SourceDataSource):
+    """``spark.read.format("files-unified")`` / ``spark.readStream.format("files-unified")``."""
+
+    @classmethod
+    def name(cls) -> str:  # noqa: D102
+        return "files-unified"
+
+    def _options(self) -> FileSourceOptions:
+        return FileSourceOptions.parse(self.options)
+
+    def default_schema(self) -> StructType:  # noqa: D102
+        options = self._options()
+        check_path(options.path)
+        return infer_schema(options)
+
+    def create_source(self, schema: StructType, streaming: bool) -> FileSource:  # noqa: D102
+        options = self._options()
+        check_path(options.path)
+        _check_schema(schema, options)
+        return FileSource(options, ReadSchema.of(to_arrow_schema(schema), options))
+
+    def create_planner(self, source: FileSource) -> SplitPlanner[object]:  # type: ignore[override]  # noqa: D102
+        return FilePlanner(source.options)  # type: ignore[return-value]
+
+    def read_limit_options(self) -> ReadLimitOptions:  # noqa: D102
+        return self._options().read_limits()

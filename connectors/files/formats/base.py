@@ -1,0 +1,219 @@
+"""What every format shares: the output layout (``ReadSchema``) and line-chunk parsing with bad-line handling.
+
+A row format parses a chunk of whole lines in bulk (one pyarrow call). Only when that fails does
+it split the chunk in halves, recursively, until the bad lines are isolated (``O(bad * log n)``
+bulk calls instead of one call per line); each bad line then follows ``mode``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from connector_base import MalformedRecordError
+from connectors.files.options import FILE_COLUMN, OFFSET_COLUMN, FileSourceOptions, ParseMode
+
+NEWLINE = 10
+CARRIAGE_RETURN = 13
+
+
+@dataclass(frozen=True)
+class ReadSchema:
+    """The Arrow schema Spark expects, split into data columns, metadata and the corrupt-record column."""
+
+    output: pa.Schema
+    data: pa.Schema
+    corrupt: str | None = None
+    with_file: bool = False
+    with_offset: bool = False
+
+    @classmethod
+    def of(cls, output: pa.Schema, options: FileSourceOptions) -> ReadSchema:
+        """Classify the columns of ``output`` (Spark's schema as Arrow) for ``options``."""
+        meta = {FILE_COLUMN, OFFSET_COLUMN} if options.include_metadata else set()
+        corrupt = options.corrupt_column if options.mode is ParseMode.PERMISSIVE else None
+        if corrupt is not None and corrupt not in output.names:
+            corrupt = None
+        skip = meta | ({corrupt} if corrupt else set())
+        data = pa.schema([f for f in output if f.name not in skip])
+        return cls(
+            output,
+            data,
+            corrupt,
+            FILE_COLUMN in meta and FILE_COLUMN in output.names,
+            OFFSET_COLUMN in meta and OFFSET_COLUMN in output.names,
+        )
+
+    def assemble(
+        self, data: pa.Table, path: str, offsets: np.ndarray | None, corrupt: pa.Array | None = None
+    ) -> pa.Table:
+        """The output table: ``data`` columns (in ``self.data`` order) plus the extra columns."""
+        n = data.num_rows
+        columns = []
+        for field in self.output:
+            name = field.name
+            if name == self.corrupt:
+                col = corrupt if corrupt is not None else pa.nulls(n, field.type)
+            elif self.with_file and name == FILE_COLUMN:
+                col = pa.repeat(pa.scalar(path, field.type), n) if n else pa.array([], field.type)
+            elif self.with_offset and name == OFFSET_COLUMN:
+                col = pa.array(offsets if offsets is not None else np.zeros(n, np.int64), field.type)
+            else:
+                col = data.column(name)
+                if col.type != field.type:
+                    col = col.cast(field.type)
+            columns.append(col)
+        return pa.Table.from_arrays(columns, schema=self.output)
+
+
+def line_bounds(data: bytes | memoryview) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end (without ``\\n`` / ``\\r\\n``) of every line; no empty line after a final newline."""
+    buf = np.frombuffer(data, np.uint8)
+    nl = np.flatnonzero(buf == NEWLINE)
+    starts = np.concatenate((np.zeros(1, np.int64), nl + 1))
+    ends = np.concatenate((nl, np.array([len(buf)], np.int64)))
+    if len(buf) == 0 or buf[-1] == NEWLINE:
+        starts, ends = starts[:-1], ends[:-1]
+    if len(ends):
+        nonempty = ends > starts
+        cr = np.zeros(len(ends), bool)
+        cr[nonempty] = buf[ends[nonempty] - 1] == CARRIAGE_RETURN
+        ends = ends - cr
+    return starts, ends
+
+
+def count_lines(data: bytes | memoryview) -> int:
+    """How many lines ``data`` holds (a last line without newline counts)."""
+    if isinstance(data, bytes):
+        n = data.count(b"\n")
+    else:
+        n = int(np.count_nonzero(np.frombuffer(data, np.uint8) == NEWLINE))
+    return n + 1 if len(data) and data[-1] != NEWLINE else n
+
+
+class LineFormat(ABC):
+    """A line-oriented format (one record per line); subclasses parse chunks in bulk."""
+
+    name = "lines"
+    skips_blank_lines = True
+    """Whether blank lines hold no record (jsonl, csv) or an empty one (text)."""
+
+    def __init__(self, schema: ReadSchema, options: FileSourceOptions) -> None:
+        self.schema = schema
+        self.options = options
+        self.mode = options.mode
+
+    @abstractmethod
+    def parse_bulk(self, data: bytes | memoryview, whole: bool) -> pa.Table:
+        """Parse whole lines into a table of ``schema.data``; raise on any bad line.
+
+        ``whole``: use one parse block for all of ``data`` (needed when a line may be very long).
+        """
+
+    def drop_header(self, data: bytes | memoryview, at_file_start: bool) -> int:
+        """How many leading bytes are not data (a header line); 0 by default."""
+        return 0
+
+    def parse(self, data: bytes | memoryview, base_offset: int, path: str, at_file_start: bool) -> pa.Table:
+        """Parse a chunk of whole lines that starts at ``base_offset`` into the output table."""
+        skip = self.drop_header(data, at_file_start)
+        if skip:
+            data = memoryview(data)[skip:]
+            base_offset += skip
+        if len(data) == 0:
+            return self.schema.output.empty_table()
+        try:
+            table = self.parse_bulk(data, whole=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
+            table = None
+        if table is not None:
+            if not self.schema.with_offset and table.num_rows == count_lines(data):
+                return self.schema.assemble(table, path, None)
+            offsets = self._row_offsets(data, table.num_rows)
+            if offsets is not None:
+                return self.schema.assemble(table, path, offsets + base_offset)
+        return self._parse_line_by_line(data, base_offset, path)
+
+    def _row_offsets(self, data: bytes | memoryview, rows: int) -> np.ndarray | None:
+        """Start offsets of the lines that made ``rows`` rows, or ``None`` when they do not match."""
+        starts, ends = line_bounds(data)
+        if len(starts) == rows:
+            return starts
+        if self.skips_blank_lines:
+            keep = ends > starts
+            if int(keep.sum()) == rows:
+                return starts[keep]
+            raw = bytes(data)
+            keep = np.array(
+                [bool(raw[s:e].strip()) for s, e in zip(starts.tolist(), ends.tolist(), strict=True)], bool
+            )
+            if int(keep.sum()) == rows:
+                return starts[keep]
+        return None
+
+    def _parse_line_by_line(self, data: bytes | memoryview, base_offset: int, path: str) -> pa.Table:
+        raw = bytes(data)
+        starts, ends = line_bounds(raw)
+        lines: list[tuple[int, bytes]] = []
+        for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
+            line = raw[s:e]
+            if self.skips_blank_lines and not line.strip():
+                continue
+            lines.append((s, line))
+        pieces: list[pa.Table] = []
+        offsets: list[int] = []
+        corrupt: list[str | None] = []
+
+        def solve(lo: int, hi: int) -> None:
+            chunk = b"\n".join(line for _o, line in lines[lo:hi]) + b"\n"
+            error: Exception | None = None
+            try:
+                table = self.parse_bulk(chunk, whole=True)
+                if table.num_rows != hi - lo:
+                    error = ValueError(f"{table.num_rows} records in one line")
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as e:
+                error = e
+            if error is None:
+                pieces.append(table)
+                offsets.extend(o for o, _l in lines[lo:hi])
+                corrupt.extend([None] * (hi - lo))
+                return
+            if hi - lo > 1:
+                mid = (lo + hi) // 2
+                solve(lo, mid)
+                solve(mid, hi)
+                return
+            offset, line = lines[lo]
+            self._bad_line(path, base_offset + offset, line, error)
+            if self.mode is ParseMode.PERMISSIVE:
+                pieces.append(_null_table(self.schema.data, 1))
+                offsets.append(offset)
+                corrupt.append(line.decode("utf-8", "replace"))
+
+        if lines:
+            solve(0, len(lines))
+        if not pieces:
+            return self.schema.output.empty_table()
+        data_table = pa.concat_tables(
+            [p.select(self.schema.data.names).cast(self.schema.data) for p in pieces]
+        )
+        corrupt_col = pa.array(corrupt, pa.string()) if self.schema.corrupt else None
+        return self.schema.assemble(
+            data_table, path, np.asarray(offsets, np.int64) + base_offset, corrupt_col
+        )
+
+    def _bad_line(self, path: str, offset: int, line: bytes, error: Exception) -> None:
+        if self.mode is ParseMode.FAILFAST:
+            preview = line[:200].decode("utf-8", "replace")
+            raise MalformedRecordError(
+                f"malformed {self.name} record in file {path} at byte offset {offset}: {error} "
+                f"(line starts with {preview!r}); set option mode to DROPMALFORMED to skip such lines "
+                f"or PERMISSIVE to keep them in a corrupt-record column"
+            ) from None
+
+
+def _null_table(schema: pa.Schema, n: int) -> pa.Table:
+    return pa.Table.from_arrays([pa.nulls(n, f.type) for f in schema], schema=schema)

@@ -1,0 +1,89 @@
+"""Listing the files under ``path`` (a directory, a file or a glob), as Spark's file sources do."""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass
+
+from connector_base import InvalidOptionError
+
+GLOB_CHARS = frozenset("*?[")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class FileStatus:
+    """A file as discovery saw it (ordered by modification time, then path)."""
+
+    mtime_ms: int
+    path: str
+    size: int
+
+
+def local_path(path: str) -> str:
+    """``path`` without a ``file:`` scheme (only the local file system is supported)."""
+    if path.startswith("file://"):
+        return path[len("file://") :]
+    if path.startswith("file:"):
+        return path[len("file:") :]
+    if "://" in path:
+        raise InvalidOptionError(
+            "path", path, "a local path or a file: URI (remote file systems are not supported)"
+        )
+    return path
+
+
+def is_glob(path: str) -> bool:
+    """Whether ``path`` has glob characters."""
+    return any(c in GLOB_CHARS for c in path)
+
+
+def _hidden(name: str) -> bool:
+    # Spark ignores _SUCCESS, _temporary, .crc files, .part-in-progress and the like
+    return name.startswith(("_", "."))
+
+
+def _status(path: str) -> FileStatus | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:  # deleted between listing and stat
+        return None
+    return FileStatus(st.st_mtime_ns // 1_000_000, os.path.abspath(path), st.st_size)
+
+
+def _dir_files(directory: str, recursive: bool) -> list[str]:
+    out: list[str] = []
+    if recursive:
+        for root, dirs, files in os.walk(directory):
+            dirs[:] = sorted(d for d in dirs if not _hidden(d))
+            out.extend(os.path.join(root, f) for f in files if not _hidden(f))
+        return out
+    try:
+        with os.scandir(directory) as entries:
+            for e in entries:
+                if not _hidden(e.name) and e.is_file():
+                    out.append(e.path)
+    except FileNotFoundError:
+        pass
+    return out
+
+
+def check_path(path: str) -> None:
+    """Raise ``InvalidOptionError`` when a non-glob ``path`` does not exist."""
+    local = local_path(path)
+    if not is_glob(local) and not os.path.exists(local):
+        raise InvalidOptionError("path", path, "an existing directory or file, or a glob")
+
+
+def list_files(path: str, recursive: bool) -> list[FileStatus]:
+    """The visible files under ``path``, oldest first; directories matched by a glob are listed too."""
+    local = local_path(path)
+    candidates: list[str] = []
+    matches = sorted(glob.glob(local, recursive=recursive)) if is_glob(local) else [local]
+    for m in matches:
+        if os.path.isdir(m):
+            candidates.extend(_dir_files(m, recursive))
+        elif os.path.isfile(m) and (m == local or not _hidden(os.path.basename(m))):
+            candidates.append(m)
+    statuses = {s.path: s for s in (_status(c) for c in candidates) if s is not None}
+    return sorted(statuses.values())

@@ -1,0 +1,29 @@
+"""``FileRecordEmitter``: hands whole Arrow tables to the output and moves the split position."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from connector_base import BatchEmitter, ReaderOutput
+from connectors.files.split import FileSourceSplitState
+from connectors.files.split_reader import FileChunk
+
+
+class FileRecordEmitter(BatchEmitter[FileChunk, Any, FileSourceSplitState]):
+    """One element is a table of many rows (never one row): it goes out with ``collect_batch``."""
+
+    def emit_record(  # noqa: D102
+        self, element: FileChunk, output: ReaderOutput[Any], split_state: FileSourceSplitState
+    ) -> None:
+        table, position = element
+        if table is not None and table.num_rows:
+            output.collect_batch(table)
+        if position is not None:
+            split_state.position = position
+
+    def emit_records(  # noqa: D102
+        self, elements: Iterable[FileChunk], output: ReaderOutput[Any], split_state: FileSourceSplitState
+    ) -> None:
+        for element in elements:
+            self.emit_record(element, output, split_state)

@@ -1,0 +1,175 @@
+"""``FileSource`` (the FLIP-27 factory) and ``FilePlanner`` (its Spark micro-batch planner)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from connector_base import (
+    Boundedness,
+    SingleThreadMultiplexSourceReaderBase,
+    Source,
+    SourceReaderContext,
+    SplitEnumeratorContext,
+    VersionedSerializer,
+)
+from connector_base.spark import Backlog, Position, SplitPlanner
+from connectors.files.enumerator import (
+    FileEnumeratorState,
+    FileEnumeratorStateSerializer,
+    FileSplitEnumerator,
+)
+from connectors.files.formats import ReadSchema
+from connectors.files.formats.parquet import row_group_count
+from connectors.files.listing import FileStatus
+from connectors.files.options import FileFormat, FileSourceOptions
+from connectors.files.record_emitter import FileRecordEmitter
+from connectors.files.split import FileSourceSplit, FileSourceSplitSerializer, FileSourceSplitState, SplitKind
+from connectors.files.split_reader import FileChunk, FileSplitReader
+
+GZIP_SUFFIXES = (".gz", ".gzip")
+
+
+def whole_file_split(status: FileStatus, fmt: FileFormat) -> FileSourceSplit:
+    """The split of a whole discovered file (Parquet: reads the footer for the row-group count)."""
+    if fmt is FileFormat.PARQUET:
+        groups = row_group_count(status.path)
+        return FileSourceSplit(status.path, 0, groups, status.size, status.mtime_ms, SplitKind.ROW_GROUPS)
+    kind = SplitKind.GZIP if status.path.lower().endswith(GZIP_SUFFIXES) else SplitKind.LINES
+    return FileSourceSplit(status.path, 0, status.size, status.size, status.mtime_ms, kind)
+
+
+class FileSourceReader(
+    SingleThreadMultiplexSourceReaderBase[FileChunk, Any, FileSourceSplit, FileSourceSplitState]
+):
+    """The reader: one fetcher thread (by default) reads the splits in order."""
+
+    def _initialized_state(self, split: FileSourceSplit) -> FileSourceSplitState:
+        return FileSourceSplitState.from_split(split)
+
+    def _to_split_type(self, split_id: str, state: FileSourceSplitState) -> FileSourceSplit:
+        return state.to_split()
+
+
+class FileSource(Source[Any, FileSourceSplit, FileEnumeratorState]):
+    """Files under a path in one format; bounded, or continuous with periodic discovery."""
+
+    def __init__(self, options: FileSourceOptions, schema: ReadSchema) -> None:
+        self.options = options
+        self.schema = schema
+
+    @property
+    def boundedness(self) -> Boundedness:  # noqa: D102
+        return Boundedness.CONTINUOUS_UNBOUNDED if self.options.continuous else Boundedness.BOUNDED
+
+    def _enumerator(
+        self, context: SplitEnumeratorContext[FileSourceSplit], state: FileEnumeratorState | None
+    ) -> FileSplitEnumerator:
+        fmt = self.options.format
+        return FileSplitEnumerator(
+            context,
+            self.options.path,
+            self.options.recursive,
+            lambda status: whole_file_split(status, fmt),
+            self.options.continuous,
+            self.options.discovery_interval_ms / 1000.0,
+            state,
+        )
+
+    def create_enumerator(self, context: SplitEnumeratorContext[FileSourceSplit]) -> FileSplitEnumerator:  # noqa: D102
+        return self._enumerator(context, None)
+
+    def restore_enumerator(  # noqa: D102
+        self, context: SplitEnumeratorContext[FileSourceSplit], checkpoint: FileEnumeratorState
+    ) -> FileSplitEnumerator:
+        return self._enumerator(context, checkpoint)
+
+    def create_reader(self, context: SourceReaderContext) -> FileSourceReader:  # noqa: D102
+        options, schema = self.options, self.schema
+        return FileSourceReader(lambda: FileSplitReader(options, schema), FileRecordEmitter(), context)
+
+    @property
+    def split_serializer(self) -> VersionedSerializer[FileSourceSplit]:  # noqa: D102
+        return FileSourceSplitSerializer()
+
+    @property
+    def enumerator_checkpoint_serializer(self) -> VersionedSerializer[FileEnumeratorState]:  # noqa: D102
+        return FileEnumeratorStateSerializer()
+
+    def describe(self) -> dict[str, Any]:  # noqa: D102
+        return {
+            "source": "files-unified",
+            "path": self.options.path,
+            "format": self.options.format.value,
+            "continuous": self.options.continuous,
+        }
+
+
+class FilePlanner(SplitPlanner[FileSourceSplit]):
+    """Positions are byte offsets (row formats: lines starting at or after it), or row-group indexes.
+
+    A file's end is fixed at discovery (its size then), so a re-run micro-batch reads the same bytes.
+    """
+
+    def __init__(self, options: FileSourceOptions) -> None:
+        self.options = options
+
+    def start_position(self, split: FileSourceSplit) -> Position:  # noqa: D102
+        return split.start_position
+
+    def end_positions(self, splits: Mapping[str, tuple[FileSourceSplit, Position]]) -> dict[str, Position]:  # noqa: D102
+        return {sid: split.end for sid, (split, _pos) in splits.items()}
+
+    @staticmethod
+    def _row_group_bytes(split: FileSourceSplit) -> float:
+        return split.file_size / split.length if split.length else 0.0
+
+    def backlog(self, split: FileSourceSplit, start: Position, end: Position) -> Backlog:  # noqa: D102
+        n = max(0, int(end) - int(start))
+        match split.kind:
+            case SplitKind.LINES:
+                return Backlog(bytes=n)
+            case SplitKind.GZIP:
+                return Backlog(bytes=split.file_size if n else 0)
+            case _:
+                return Backlog(bytes=int(n * self._row_group_bytes(split)) if n else 0)
+
+    def cut(  # noqa: D102
+        self,
+        split: FileSourceSplit,
+        start: Position,
+        end: Position,
+        max_records: int | None,
+        max_bytes: int | None,
+    ) -> Position:
+        s, e = int(start), int(end)
+        if max_bytes is None:
+            return e
+        match split.kind:
+            case SplitKind.LINES:
+                return min(e, s + max_bytes)
+            case SplitKind.GZIP:
+                return e if split.file_size <= max_bytes else s
+            case _:
+                per = self._row_group_bytes(split)
+                return min(e, s + (int(max_bytes // per) if per else e - s))
+
+    def is_finished(self, split: FileSourceSplit, position: Position) -> bool:  # noqa: D102
+        return int(position) >= split.end
+
+    def range_splits(self, split: FileSourceSplit, start: Position, end: Position) -> list[FileSourceSplit]:  # noqa: D102
+        s, e = int(start), int(end)
+        if s >= e:
+            return []
+        match split.kind:
+            case SplitKind.GZIP:
+                return [split.with_range(0, split.file_size)]
+            case SplitKind.LINES:
+                step = self.options.split_size_bytes
+            case _:
+                per = self._row_group_bytes(split)
+                step = max(1, int(self.options.split_size_bytes // per)) if per else e - s
+        return [split.with_range(a, min(a + step, e)) for a in range(s, e, step)]
+
+    def partition_target_bytes(self) -> int | None:  # noqa: D102
+        return self.options.max_partition_bytes

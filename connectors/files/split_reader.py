@@ -1,0 +1,257 @@
+"""``FileSplitReader``: reads its splits one after the other, one chunk (or row group) per fetch."""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import os
+from abc import ABC, abstractmethod
+from collections import deque
+
+import pyarrow as pa
+
+from connector_base import DataLossError, RecordsBySplits, SplitReader, SplitsAddition, SplitsChange
+from connectors.files.formats import LineFormat, ParquetRowGroupReader, ReadSchema, line_format
+from connectors.files.options import FileFormat, FileSourceOptions
+from connectors.files.split import FileSourceSplit, SplitKind
+
+LOG = logging.getLogger(__name__)
+
+CHUNK_BYTES = 16 * 1024 * 1024
+"""Bytes read and parsed per fetch (a line longer than this is read whole)."""
+SCAN_BYTES = 64 * 1024
+"""Read-ahead while looking for the end of a line."""
+
+FileChunk = tuple[pa.Table | None, int | None]
+"""What a fetch yields per split: rows in the output schema, and the position after them (or ``None``)."""
+
+
+def _pread(fd: int, path: str, offset: int, n: int) -> bytes:
+    parts = []
+    while n > 0:
+        b = os.pread(fd, n, offset)
+        if not b:
+            raise DataLossError(f"file {path} ended at byte {offset}, before the size recorded at discovery")
+        parts.append(b)
+        offset += len(b)
+        n -= len(b)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+class _OpenSplit(ABC):
+    """A split being read; ``next`` returns the elements of one fetch and whether the split is done."""
+
+    def __init__(self, split: FileSourceSplit) -> None:
+        self.split = split
+        self.path = split.path
+
+    @abstractmethod
+    def next(self) -> tuple[list[FileChunk], bool]:
+        """The next chunk(s) of this split."""
+
+    def close(self) -> None:  # noqa: B027
+        """Release the file."""
+
+    def _check_size(self, actual: int) -> None:
+        if actual < self.split.file_size:
+            raise DataLossError(
+                f"file {self.path} has {actual} bytes, fewer than the {self.split.file_size} recorded when "
+                f"it was discovered: it was truncated or replaced after discovery"
+            )
+        if actual > self.split.file_size and self.split.kind is SplitKind.LINES:
+            LOG.warning(
+                "file %s grew after discovery; reading its first %d bytes", self.path, self.split.file_size
+            )
+
+
+class _LineRange(_OpenSplit):
+    """An uncompressed byte range: the lines that start in ``[position, end)``."""
+
+    def __init__(self, split: FileSourceSplit, fmt: LineFormat, chunk_bytes: int) -> None:
+        super().__init__(split)
+        self.fmt = fmt
+        self.chunk_bytes = chunk_bytes
+        self.pos = split.start_position
+        self.end = split.end
+        self.size = split.file_size
+        self.fd: int | None = None
+
+    def _line_start(self, x: int) -> int:
+        """The first line start at or after ``x`` (within the recorded size)."""
+        if x <= 0:
+            return 0
+        if x >= self.size:
+            return self.size
+        assert self.fd is not None
+        at = x - 1
+        while at < self.size:
+            block = _pread(self.fd, self.path, at, min(SCAN_BYTES, self.size - at))
+            k = block.find(b"\n")
+            if k >= 0:
+                return at + k + 1
+            at += len(block)
+        return self.size
+
+    def next(self) -> tuple[list[FileChunk], bool]:  # noqa: D102
+        if self.fd is None:
+            self.fd = os.open(self.path, os.O_RDONLY)
+            self._check_size(os.fstat(self.fd).st_size)
+            self.pos = self._line_start(self.pos)
+        pos = self.pos
+        if pos >= self.end:
+            return [], True
+        target = min(pos + self.chunk_bytes, self.end)
+        data = _pread(self.fd, self.path, pos, target - pos)
+        k = data.rfind(b"\n") if target < self.end else -1
+        if k >= 0:
+            boundary = pos + k + 1
+            chunk: bytes | memoryview = memoryview(data)[: k + 1] if boundary < target else data
+        else:
+            boundary = self._line_start(target)
+            chunk = (
+                data if boundary == target else data + _pread(self.fd, self.path, target, boundary - target)
+            )
+        table = self.fmt.parse(chunk, pos, self.path, at_file_start=pos == 0)
+        self.pos = boundary
+        return [(table, min(boundary, self.end))], boundary >= self.end
+
+    def close(self) -> None:  # noqa: D102
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+class _GzipFile(_OpenSplit):
+    """A whole gzip file: decompressed and parsed in one fetch (gzip cannot be split or resumed)."""
+
+    def __init__(self, split: FileSourceSplit, fmt: LineFormat, chunk_bytes: int) -> None:
+        super().__init__(split)
+        self.fmt = fmt
+        self.chunk_bytes = chunk_bytes
+
+    def next(self) -> tuple[list[FileChunk], bool]:  # noqa: D102
+        if self.split.start_position >= self.split.file_size:
+            return [], True
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            self._check_size(os.fstat(fd).st_size)
+            raw = _pread(fd, self.path, 0, self.split.file_size) if self.split.file_size else b""
+        finally:
+            os.close(fd)
+        try:
+            data = gzip.decompress(raw)
+        except (OSError, EOFError) as e:
+            raise DataLossError(f"gzip file {self.path} cannot be decompressed: {e}") from e
+        view = memoryview(data)
+        out: list[FileChunk] = []
+        start = 0
+        while start < len(data):
+            target = start + self.chunk_bytes
+            if target >= len(data):
+                boundary = len(data)
+            else:
+                k = data.rfind(b"\n", start, target)
+                if k < 0:
+                    k = data.find(b"\n", target)
+                boundary = len(data) if k < 0 else k + 1
+            out.append(
+                (self.fmt.parse(view[start:boundary], start, self.path, at_file_start=start == 0), None)
+            )
+            start = boundary
+        out.append((None, self.split.file_size))
+        return out, True
+
+
+class _ParquetRowGroups(_OpenSplit):
+    """Row groups ``[position, end)`` of a Parquet file, one row group per fetch."""
+
+    def __init__(self, split: FileSourceSplit, schema: ReadSchema) -> None:
+        super().__init__(split)
+        self.schema = schema
+        self.pos = split.start_position
+        self.reader: ParquetRowGroupReader | None = None
+
+    def next(self) -> tuple[list[FileChunk], bool]:  # noqa: D102
+        if self.pos >= self.split.end:
+            return [], True
+        if self.reader is None:
+            actual = os.stat(self.path).st_size
+            if actual != self.split.file_size:
+                raise DataLossError(
+                    f"Parquet file {self.path} has {actual} bytes, not the {self.split.file_size} recorded "
+                    f"when it was discovered: it was replaced after discovery"
+                )
+            self.reader = ParquetRowGroupReader(self.path, self.schema)
+        out: list[FileChunk] = [(t, None) for t in self.reader.read(self.pos)]
+        self.pos += 1
+        out.append((None, self.pos))
+        return out, self.pos >= self.split.end
+
+    def close(self) -> None:  # noqa: D102
+        if self.reader is not None:
+            self.reader.close()
+            self.reader = None
+
+
+class FileSplitReader(SplitReader[FileChunk, FileSourceSplit]):
+    """Reads splits in the order they were added; each fetch returns one chunk of the current split.
+
+    A fetch never blocks for long (one chunk of a local file), so ``wake_up`` has nothing to do.
+    """
+
+    def __init__(
+        self, options: FileSourceOptions, schema: ReadSchema, chunk_bytes: int = CHUNK_BYTES
+    ) -> None:
+        self._options = options
+        self._schema = schema
+        self._chunk_bytes = chunk_bytes
+        self._format: LineFormat | None = None
+        self._splits: deque[_OpenSplit] = deque()
+
+    def _line_format(self) -> LineFormat:
+        if self._format is None:
+            self._format = line_format(self._options, self._schema)
+        return self._format
+
+    def _open(self, split: FileSourceSplit) -> _OpenSplit:
+        match split.kind:
+            case SplitKind.ROW_GROUPS:
+                return _ParquetRowGroups(split, self._schema)
+            case SplitKind.GZIP:
+                return _GzipFile(split, self._line_format(), self._chunk_bytes)
+            case _:
+                if self._options.format is FileFormat.PARQUET:
+                    raise ValueError(f"a byte-range split for a Parquet source: {split}")
+                return _LineRange(split, self._line_format(), self._chunk_bytes)
+
+    def fetch(self) -> RecordsBySplits[FileChunk]:  # noqa: D102
+        out: RecordsBySplits[FileChunk] = RecordsBySplits()
+        while self._splits:
+            current = self._splits[0]
+            sid = current.split.split_id
+            elements, done = current.next()
+            if elements:
+                out.add_all(sid, elements)
+            if done:
+                current.close()
+                self._splits.popleft()
+                out.add_finished_split(sid)
+            if elements:
+                break
+        return out
+
+    def handle_splits_changes(self, change: SplitsChange[FileSourceSplit]) -> None:  # noqa: D102
+        if isinstance(change, SplitsAddition):
+            self._splits.extend(self._open(s) for s in change.splits)
+            return
+        removed = {s.split_id for s in change.splits}
+        for s in [s for s in self._splits if s.split.split_id in removed]:
+            s.close()
+            self._splits.remove(s)
+
+    def wake_up(self) -> None:  # noqa: D102
+        """Fetches are short; nothing to interrupt."""
+
+    def close(self) -> None:  # noqa: D102
+        while self._splits:
+            self._splits.popleft().close()
