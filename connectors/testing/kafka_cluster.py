@@ -154,7 +154,8 @@ class KafkaBroker:
         from confluent_kafka.admin import NewTopic
 
         topic = name or f"t-{uuid.uuid4().hex[:10]}"
-        futures = self.admin().create_topics([NewTopic(topic, partitions, 1, config=dict(config))])
+        admin = self.admin()  # keep a reference: the futures fail if the client is destroyed
+        futures = admin.create_topics([NewTopic(topic, partitions, 1, config=dict(config))])
         for f in futures.values():
             f.result(timeout=30)
         self.wait_for_partitions(topic, partitions)
@@ -265,7 +266,9 @@ class KafkaBroker:
 def _spawn(cmd: list[str], log: Path | None) -> subprocess.Popen[bytes]:
     out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
     try:
-        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        return subprocess.Popen(
+            cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        )
     finally:
         if log:
             out.close()  # type: ignore[union-attr]
@@ -318,14 +321,31 @@ def start_tansu(port: int | None = None) -> KafkaBroker:
     workdir = Path(tempfile.mkdtemp(prefix="tansu-"))
     log = workdir / "broker.log"
     url = f"tcp://127.0.0.1:{port}"
-    cmd = [_tansu_bin(), "broker", "--listener-url", url, "--advertised-listener-url", url,
-           "--storage-engine", "memory://tansu/"]
+    cmd = [
+        _tansu_bin(),
+        "broker",
+        "--listener-url",
+        url,
+        "--advertised-listener-url",
+        url,
+        "--storage-engine",
+        "memory://tansu/",
+    ]
     proc = _spawn(cmd, log)
     broker = KafkaBroker(
         kind="tansu",
         bootstrap=f"127.0.0.1:{port}",
-        gaps=frozenset({Gap.OFFSETS_FOR_TIMES, Gap.CREATE_PARTITIONS, Gap.DELETE_RECORDS, Gap.ABORTED_VISIBLE,
-                        Gap.HIGH_WATERMARK_BATCHED, Gap.RESTART, Gap.KIP848}),
+        gaps=frozenset(
+            {
+                Gap.OFFSETS_FOR_TIMES,
+                Gap.CREATE_PARTITIONS,
+                Gap.DELETE_RECORDS,
+                Gap.ABORTED_VISIBLE,
+                Gap.HIGH_WATERMARK_BATCHED,
+                Gap.RESTART,
+                Gap.KIP848,
+            }
+        ),
         # tansu's high watermark is right only when every produce request holds one record
         producer_defaults={"batch.num.messages": 1, "linger.ms": 0},
         _proc=proc,
@@ -344,8 +364,9 @@ def start_tansu(port: int | None = None) -> KafkaBroker:
 def docker_available() -> bool:
     """Whether a Docker engine answers (and the ``testcontainers`` package is importable)."""
     try:
-        import docker  # type: ignore[import-untyped]
         import testcontainers.kafka  # type: ignore[import-untyped]  # noqa: F401
+
+        import docker  # type: ignore[import-untyped]
     except ImportError:
         return False
     try:

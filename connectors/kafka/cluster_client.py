@@ -1,0 +1,140 @@
+"""``KafkaClusterClient``: the driver's batched metadata and offset lookups (an ``OffsetLookup``)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from connector_base import ConnectorError
+from connectors.kafka.options import KafkaSourceOptions
+from connectors.kafka.positions import TopicPartition
+
+__all__ = ["KafkaClusterClient"]
+
+LOG = logging.getLogger(__name__)
+
+REQUEST_TIMEOUT_S = 30.0
+R = TypeVar("R")
+"""A lookup's result type."""
+
+
+class KafkaClusterClient:
+    """Lists partitions, looks up offsets (one request per kind), commits group offsets.
+
+    Retries each lookup ``fetchOffset.numRetries`` times (Spark's option; default 3).
+
+    Threading: the driver's stream-reader thread only.
+    """
+
+    def __init__(self, options: KafkaSourceOptions, retries: int = 3, retry_interval_s: float = 0.01) -> None:
+        from confluent_kafka.admin import AdminClient
+
+        self._options = options
+        self._admin = AdminClient(options.base_client_config())
+        self._group_consumer: Any = None
+        self._retries = retries
+        self._retry_interval_s = retry_interval_s
+
+    def _retry(self, what: str, call: Callable[[], R]) -> R:
+        last: Exception | None = None
+        for attempt in range(self._retries + 1):
+            try:
+                return call()
+            except ConnectorError:
+                raise
+            except Exception as e:  # client errors are retried, then reported
+                last = e
+                LOG.debug("%s failed (attempt %d): %s", what, attempt + 1, e)
+                time.sleep(self._retry_interval_s * (attempt + 1))
+        raise ConnectorError(f"{what} failed after {self._retries + 1} attempts: {last}") from last
+
+    # --- metadata -------------------------------------------------------------------------------
+    def partitions(self) -> dict[str, list[int]] | None:
+        """Every topic (not internal) and its partitions; ``None`` if the cluster does not answer."""
+
+        def _list() -> dict[str, list[int]]:
+            md = self._admin.list_topics(timeout=REQUEST_TIMEOUT_S)
+            return {
+                name: sorted(t.partitions)
+                for name, t in md.topics.items()
+                if t.error is None and not name.startswith("__")
+            }
+
+        return self._retry("listing topics", _list)
+
+    # --- OffsetLookup ---------------------------------------------------------------------------
+    def _list_offsets(self, specs: Mapping[TopicPartition, Any], what: str) -> dict[TopicPartition, int]:
+        from confluent_kafka import IsolationLevel
+        from confluent_kafka import TopicPartition as TP
+
+        if not specs:
+            return {}
+        isolation = (
+            IsolationLevel.READ_COMMITTED if self._options.read_committed else IsolationLevel.READ_UNCOMMITTED
+        )
+
+        def _call() -> dict[TopicPartition, int]:
+            futures = self._admin.list_offsets(
+                {TP(t, p): spec for (t, p), spec in specs.items()},
+                isolation_level=isolation,
+                request_timeout=REQUEST_TIMEOUT_S,
+            )
+            return {(tp.topic, tp.partition): int(f.result().offset) for tp, f in futures.items()}
+
+        return self._retry(f"looking up {what} offsets", _call)
+
+    def earliest(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:  # noqa: D102
+        from confluent_kafka.admin import OffsetSpec
+
+        return self._list_offsets({tp: OffsetSpec.earliest() for tp in partitions}, "earliest")
+
+    def latest(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:  # noqa: D102
+        from confluent_kafka.admin import OffsetSpec
+
+        return self._list_offsets({tp: OffsetSpec.latest() for tp in partitions}, "latest")
+
+    def for_times(self, timestamps: Mapping[TopicPartition, int]) -> dict[TopicPartition, int | None]:  # noqa: D102
+        from confluent_kafka.admin import OffsetSpec
+
+        found = self._list_offsets(
+            {tp: OffsetSpec.for_timestamp(ms) for tp, ms in timestamps.items()}, "timestamp"
+        )
+        return {tp: (o if o >= 0 else None) for tp, o in found.items()}
+
+    def _group(self) -> Any:
+        from confluent_kafka import Consumer
+
+        if self._group_consumer is None:
+            conf = self._options.base_client_config()
+            conf.update({"group.id": self._options.group_id, "enable.auto.commit": False})
+            self._group_consumer = Consumer(conf)
+        return self._group_consumer
+
+    def committed(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int | None]:  # noqa: D102
+        from confluent_kafka import TopicPartition as TP
+
+        def _call() -> dict[TopicPartition, int | None]:
+            got = self._group().committed([TP(t, p) for t, p in partitions], timeout=REQUEST_TIMEOUT_S)
+            return {(tp.topic, tp.partition): (tp.offset if tp.offset >= 0 else None) for tp in got}
+
+        return self._retry("looking up committed offsets", _call)
+
+    def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Commit ``offsets`` (next offsets to read) for ``kafka.group.id`` without joining the group."""
+        from confluent_kafka import TopicPartition as TP
+
+        if offsets:
+            self._retry(
+                "committing group offsets",
+                lambda: self._group().commit(
+                    offsets=[TP(t, p, o) for (t, p), o in offsets.items()], asynchronous=False
+                ),
+            )
+
+    def close(self) -> None:
+        """Release the clients."""
+        if self._group_consumer is not None:
+            self._group_consumer.close()
+            self._group_consumer = None

@@ -1,0 +1,82 @@
+"""The PySpark adapter of ``kafka-unified``: options in, bridge (and sink) out."""
+
+from __future__ import annotations
+
+from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner
+from connectors.kafka.options import KafkaSourceOptions
+from connectors.kafka.planner import KafkaSplitPlanner
+from connectors.kafka.sink import KafkaBatchWriter, KafkaSinkOptions, KafkaStreamWriter, validate_sink_schema
+from connectors.kafka.source import KafkaSource
+
+__all__ = ["HEADERS", "KafkaDataSource", "kafka_schema"]
+
+HEADERS = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
+
+
+def kafka_schema(include_headers: bool) -> StructType:
+    """The columns of Spark's Kafka source."""
+    fields = [
+        StructField("key", BinaryType()),
+        StructField("value", BinaryType()),
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("offset", LongType()),
+        StructField("timestamp", TimestampType()),
+        StructField("timestampType", IntegerType()),
+    ]
+    if include_headers:
+        fields.append(StructField("headers", HEADERS))
+    return StructType(fields)
+
+
+class KafkaDataSource(SourceDataSource):
+    """``spark.read`` / ``readStream`` / ``write`` / ``writeStream`` ``.format("kafka-unified")``."""
+
+    @classmethod
+    def name(cls) -> str:  # noqa: D102
+        return "kafka-unified"
+
+    def default_schema(self) -> StructType:  # noqa: D102
+        raw = {k.lower(): v for k, v in self.options.items()}.get("includeheaders", "false")
+        return kafka_schema(str(raw).strip().lower() == "true")
+
+    def _options(self, streaming: bool) -> KafkaSourceOptions:
+        return KafkaSourceOptions.parse(dict(self.options), streaming)
+
+    def create_source(self, schema: StructType, streaming: bool) -> KafkaSource:  # noqa: D102
+        return KafkaSource(self._options(streaming))
+
+    def create_planner(self, source: KafkaSource) -> SplitPlanner[object]:  # type: ignore[override]  # noqa: D102
+        return KafkaSplitPlanner(source.options)  # type: ignore[return-value]
+
+    def read_limit_options(self) -> ReadLimitOptions:  # noqa: D102
+        return self._options(streaming=True).read_limits()
+
+    def reader_config(self) -> dict[str, object]:  # noqa: D102
+        return {"source.reader.element.queue.capacity": 4}
+
+    # --- sink -------------------------------------------------------------------------------------
+    def _sink_options(self, schema: StructType) -> KafkaSinkOptions:
+        opts = KafkaSinkOptions.parse(dict(self.options))
+        validate_sink_schema(schema, opts)
+        return opts
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        """A batch writer (``df.write``)."""
+        return KafkaBatchWriter(self._sink_options(schema))
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802
+        """A streaming writer (``df.writeStream``)."""
+        return KafkaStreamWriter(self._sink_options(schema))

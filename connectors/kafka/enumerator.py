@@ -1,0 +1,151 @@
+"""``KafkaSourceEnumerator``: finds the subscribed partitions (periodically) and assigns them as splits."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from connector_base import ConnectorError, SplitEnumerator, SplitEnumeratorContext
+from connector_base.serialization import FunctionSerializer
+from connectors.kafka.cluster_client import KafkaClusterClient
+from connectors.kafka.options import KafkaSourceOptions, SubscriptionKind
+from connectors.kafka.positions import LATEST, OffsetsInitializer, TopicPartition
+from connectors.kafka.split import NO_STOPPING_OFFSET, KafkaPartitionSplit
+
+__all__ = ["ENUMERATOR_STATE_SERIALIZER", "KafkaEnumeratorState", "KafkaSourceEnumerator"]
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaEnumeratorState:
+    """The partitions already assigned, and whether the initial discovery (starting offsets) ran."""
+
+    assigned: frozenset[TopicPartition] = frozenset()
+    initial_discovery_done: bool = False
+
+
+ENUMERATOR_STATE_SERIALIZER: FunctionSerializer[KafkaEnumeratorState] = FunctionSerializer(
+    1,
+    lambda s: {"assigned": [[t, p] for t, p in sorted(s.assigned)], "initial": s.initial_discovery_done},
+    lambda d: KafkaEnumeratorState(frozenset((str(t), int(p)) for t, p in d["assigned"]), bool(d["initial"])),
+)
+"""Version 1: ``{"assigned": [[topic, partition], ...], "initial": bool}``."""
+
+
+class KafkaSourceEnumerator(SplitEnumerator[KafkaPartitionSplit, KafkaEnumeratorState]):
+    """Discovers partitions through ``context.call_async`` (every ``partitionDiscoveryIntervalMs`` while
+    streaming) and hands out one split per new partition.
+
+    The first discovery starts partitions at the starting offsets; partitions found later start at
+    the earliest offset (as Spark). Batch splits get their stopping offset here too.
+
+    Threading: the coordinator thread (the Spark driver's stream-reader thread).
+    """
+
+    def __init__(
+        self,
+        context: SplitEnumeratorContext[KafkaPartitionSplit],
+        options: KafkaSourceOptions,
+        client_factory: Callable[[], KafkaClusterClient],
+        state: KafkaEnumeratorState | None = None,
+    ) -> None:
+        self._context = context
+        self._options = options
+        self._client_factory = client_factory
+        self._client: KafkaClusterClient | None = None
+        state = state or KafkaEnumeratorState()
+        self._assigned: set[TopicPartition] = set(state.assigned)
+        self._initial_done = state.initial_discovery_done
+        self._pending: list[KafkaPartitionSplit] = []
+
+    def _cluster(self) -> KafkaClusterClient:
+        if self._client is None:
+            self._client = self._client_factory()
+        return self._client
+
+    def start(self) -> None:  # noqa: D102
+        period = None
+        if self._options.streaming:
+            period = self._options.partition_discovery_interval_ms / 1000.0
+        self._context.call_async(self._discover, self._on_discovered, 0.0, period)
+
+    # --- discovery (runs through call_async) ----------------------------------------------------
+    def _subscribed(self) -> list[TopicPartition]:
+        sub = self._options.subscription
+        if sub.kind is SubscriptionKind.ASSIGN:
+            return list(sub.partitions)
+        topics = self._cluster().partitions() or {}
+        return sorted((t, p) for t, ps in topics.items() if sub.matches(t) for p in ps)
+
+    def _discover(self) -> list[KafkaPartitionSplit]:
+        new = [tp for tp in self._subscribed() if tp not in self._assigned]
+        if not new:
+            return []
+        client = self._cluster()
+        initializer = self._options.starting if not self._initial_done else OffsetsInitializer.earliest()
+        starts = initializer.resolve(new, client)
+        stops: dict[TopicPartition, int] = {}
+        if self._options.ending is not None:
+            stops = self._options.ending.resolve(new, client)
+            latest = client.latest(new)
+            for tp, stop in list(stops.items()):
+                if stop == LATEST or stop > latest[tp]:
+                    stops[tp] = latest[tp]
+        splits = []
+        for tp in new:
+            start, stop = starts[tp], stops.get(tp, NO_STOPPING_OFFSET)
+            if stop != NO_STOPPING_OFFSET and start > stop:
+                raise ConnectorError(
+                    f"starting offset {start} is after the ending offset {stop} for topic {tp[0]} partition {tp[1]}"  # noqa: E501
+                )
+            splits.append(KafkaPartitionSplit(tp[0], tp[1], start, stop))
+        return splits
+
+    def _on_discovered(self, splits: list[KafkaPartitionSplit] | None, error: BaseException | None) -> None:
+        if error is not None:
+            if not self._initial_done:
+                raise error
+            LOG.warning("partition discovery failed (retried at the next interval): %s", error)
+            return
+        self._initial_done = True
+        for s in splits or []:
+            self._assigned.add((s.topic, s.partition))
+            self._pending.append(s)
+        if splits:
+            LOG.info("discovered %d new partitions", len(splits))
+        self._assign()
+
+    # --- assignment -----------------------------------------------------------------------------
+    def _assign(self) -> None:
+        readers = sorted(self._context.registered_readers())
+        if not readers:
+            return
+        if self._pending:
+            assignment: dict[int, list[KafkaPartitionSplit]] = {}
+            for i, split in enumerate(self._pending):
+                assignment.setdefault(readers[i % len(readers)], []).append(split)
+            self._pending = []
+            self._context.assign_splits(assignment)
+        if not self._options.streaming and self._initial_done:
+            for r in readers:
+                self._context.signal_no_more_splits(r)
+
+    def add_reader(self, subtask_id: int) -> None:  # noqa: D102
+        self._assign()
+
+    def handle_split_request(self, subtask_id: int, requester_hostname: str | None = None) -> None:  # noqa: D102
+        self._assign()
+
+    def add_splits_back(self, splits: Sequence[KafkaPartitionSplit], subtask_id: int) -> None:  # noqa: D102
+        self._pending.extend(splits)
+        self._assign()
+
+    def snapshot_state(self, checkpoint_id: int) -> KafkaEnumeratorState:  # noqa: D102
+        return KafkaEnumeratorState(frozenset(self._assigned), self._initial_done)
+
+    def close(self) -> None:  # noqa: D102
+        if self._client is not None:
+            self._client.close()
+            self._client = None

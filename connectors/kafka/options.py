@@ -1,0 +1,405 @@
+"""Options of ``kafka-unified`` (Spark's Kafka source options plus a few more), parsed once."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from connector_base import InvalidOptionError
+from connector_base.spark import ReadLimitOptions, parse_duration_ms
+from connectors.kafka.client_config import REDACTED, redact, translate_client_options
+from connectors.kafka.positions import EARLIEST, LATEST, OffsetsInitializer, TimestampStrategy, TopicPartition
+
+__all__ = ["KafkaSourceOptions", "Subscription", "SubscriptionKind"]
+
+DEFAULT_GROUP_ID_PREFIX = "spark-kafka-source"
+DEFAULT_CONSUME_BATCH = 20_000
+DEFAULT_MAX_TRIGGER_DELAY_MS = 15 * 60 * 1000
+DEFAULT_POLL_TIMEOUT_MS = 120_000
+
+_SOURCE_OPTIONS = {
+    "assign",
+    "subscribe",
+    "subscribepattern",
+    "startingoffsets",
+    "startingoffsetsbytimestamp",
+    "startingtimestamp",
+    "startingoffsetsbytimestampstrategy",
+    "endingoffsets",
+    "endingoffsetsbytimestamp",
+    "endingtimestamp",
+    "failondataloss",
+    "kafkaconsumer.polltimeoutms",
+    "fetchoffset.numretries",
+    "fetchoffset.retryintervalms",
+    "maxoffsetspertrigger",
+    "minoffsetspertrigger",
+    "maxtriggerdelay",
+    "maxbytespertrigger",
+    "minpartitions",
+    "groupidprefix",
+    "includeheaders",
+    # beyond Spark
+    "committedoffsetsfallback",
+    "commitoffsetstogroup",
+    "partitiondiscoveryintervalms",
+    "consumebatchsize",
+    # the bridge
+    "arrowbatchrows",
+    # the sink
+    "topic",
+    # Spark passes these through
+    "path",
+}
+
+
+class SubscriptionKind(Enum):
+    """How partitions are chosen."""
+
+    ASSIGN = "assign"
+    SUBSCRIBE = "subscribe"
+    SUBSCRIBE_PATTERN = "subscribePattern"
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    """``assign`` (fixed partitions), ``subscribe`` (topic list) or ``subscribePattern`` (regex)."""
+
+    kind: SubscriptionKind
+    topics: tuple[str, ...] = ()
+    partitions: tuple[TopicPartition, ...] = ()
+    pattern: str | None = None
+
+    def matches(self, topic: str) -> bool:
+        """Whether ``topic`` belongs to the subscription."""
+        match self.kind:
+            case SubscriptionKind.SUBSCRIBE:
+                return topic in self.topics
+            case SubscriptionKind.SUBSCRIBE_PATTERN:
+                assert self.pattern is not None
+                return re.fullmatch(self.pattern, topic) is not None
+            case _:
+                return any(t == topic for t, _p in self.partitions)
+
+
+def _bool(opts: Mapping[str, str], key: str, name: str, default: bool) -> bool:
+    raw = opts.get(key)
+    if raw is None:
+        return default
+    if raw.strip().lower() not in ("true", "false"):
+        raise InvalidOptionError(name, raw, "true or false")
+    return raw.strip().lower() == "true"
+
+
+def _int(opts: Mapping[str, str], key: str, name: str, minimum: int) -> int | None:
+    raw = opts.get(key)
+    if raw is None:
+        return None
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise InvalidOptionError(name, raw, f"an integer >= {minimum}") from None
+    if value < minimum:
+        raise InvalidOptionError(name, raw, f"an integer >= {minimum}")
+    return value
+
+
+def _json(raw: str, name: str, expected: str) -> Any:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        raise InvalidOptionError(name, raw, expected) from None
+
+
+def _partition_map(raw: str, name: str, expected: str) -> dict[TopicPartition, int]:
+    data = _json(raw, name, expected)
+    if not isinstance(data, dict) or not data:
+        raise InvalidOptionError(name, raw, expected)
+    out: dict[TopicPartition, int] = {}
+    for topic, parts in data.items():
+        if not isinstance(parts, dict):
+            raise InvalidOptionError(name, raw, expected)
+        for p, v in parts.items():
+            try:
+                out[(str(topic), int(p))] = int(v)
+            except (TypeError, ValueError):
+                raise InvalidOptionError(name, raw, expected) from None
+    return out
+
+
+def _subscription(opts: Mapping[str, str]) -> Subscription:
+    given = [k for k in ("assign", "subscribe", "subscribepattern") if k in opts]
+    if len(given) != 1:
+        raise InvalidOptionError(
+            "assign/subscribe/subscribePattern",
+            given or None,
+            "exactly one of 'assign', 'subscribe', 'subscribePattern'",
+        )
+    key = given[0]
+    raw = opts[key]
+    if key == "subscribe":
+        topics = tuple(t.strip() for t in raw.split(",") if t.strip())
+        if not topics:
+            raise InvalidOptionError("subscribe", raw, "a comma-separated list of topics")
+        return Subscription(SubscriptionKind.SUBSCRIBE, topics=topics)
+    if key == "subscribepattern":
+        if not raw.strip():
+            raise InvalidOptionError("subscribePattern", raw, "a non-empty regular expression")
+        try:
+            re.compile(raw)
+        except re.error as e:
+            raise InvalidOptionError("subscribePattern", raw, f"a valid regular expression ({e})") from None
+        return Subscription(SubscriptionKind.SUBSCRIBE_PATTERN, pattern=raw.strip())
+    expected = 'JSON such as {"topicA":[0,1],"topicB":[2,4]}'
+    data = _json(raw, "assign", expected)
+    if not isinstance(data, dict) or not data:
+        raise InvalidOptionError("assign", raw, expected)
+    parts: list[TopicPartition] = []
+    for topic, ps in data.items():
+        if not isinstance(ps, list) or not all(isinstance(p, int) and p >= 0 for p in ps):
+            raise InvalidOptionError("assign", raw, expected)
+        parts.extend((str(topic), int(p)) for p in ps)
+    if not parts:
+        raise InvalidOptionError("assign", raw, expected)
+    return Subscription(SubscriptionKind.ASSIGN, partitions=tuple(sorted(set(parts))))
+
+
+def _starting(opts: Mapping[str, str], streaming: bool, strategy: TimestampStrategy) -> OffsetsInitializer:
+    # precedence as Spark: startingTimestamp > startingOffsetsByTimestamp > startingOffsets
+    if "startingtimestamp" in opts:
+        ms = _int(opts, "startingtimestamp", "startingTimestamp", 0)
+        assert ms is not None
+        return OffsetsInitializer.timestamp(ms, strategy, "starting")
+    if "startingoffsetsbytimestamp" in opts:
+        per = _partition_map(
+            opts["startingoffsetsbytimestamp"],
+            "startingOffsetsByTimestamp",
+            'JSON such as {"topicA":{"0":1700000000000,"1":1700000000000}}',
+        )
+        return OffsetsInitializer.timestamps(per, strategy, "starting")
+    raw = opts.get("startingoffsets")
+    default = "latest" if streaming else "earliest"
+    value = (raw if raw is not None else default).strip()
+    match value.lower():
+        case "earliest":
+            return OffsetsInitializer.earliest()
+        case "latest":
+            if not streaming:
+                raise InvalidOptionError(
+                    "startingOffsets", raw, "'earliest' or JSON offsets for batch queries (not 'latest')"
+                )
+            return OffsetsInitializer.latest()
+        case "committed":
+            fb_raw = opts.get("committedoffsetsfallback", "earliest").strip().lower()
+            fallbacks = {"earliest": EARLIEST, "latest": LATEST, "none": None}
+            if fb_raw not in fallbacks:
+                raise InvalidOptionError("committedOffsetsFallback", fb_raw, "earliest, latest or none")
+            if "kafka.group.id" not in opts:
+                raise InvalidOptionError(
+                    "kafka.group.id", None, "a consumer group when startingOffsets=committed"
+                )
+            return OffsetsInitializer.committed(fallbacks[fb_raw])
+    expected = (
+        "'earliest', 'latest' (streaming), 'committed' or JSON such as {\"topicA\":{\"0\":23,\"1\":-2}}"
+    )
+    if not value.startswith("{"):
+        raise InvalidOptionError("startingOffsets", raw, expected)
+    offsets = _partition_map(value, "startingOffsets", expected)
+    for (t, p), o in offsets.items():
+        if o < EARLIEST or (o == LATEST and not streaming):
+            raise InvalidOptionError(
+                "startingOffsets",
+                raw,
+                f"offsets >= 0, -2 (earliest){' or -1 (latest)' if streaming else ''}; {t}-{p} has {o}",
+            )
+    return OffsetsInitializer.specific(offsets, EARLIEST)
+
+
+def _ending(opts: Mapping[str, str], streaming: bool) -> OffsetsInitializer | None:
+    given = [k for k in ("endingoffsets", "endingoffsetsbytimestamp", "endingtimestamp") if k in opts]
+    if streaming:
+        if given:
+            names = {
+                "endingoffsets": "endingOffsets",
+                "endingoffsetsbytimestamp": "endingOffsetsByTimestamp",
+                "endingtimestamp": "endingTimestamp",
+            }
+            raise InvalidOptionError(
+                names[given[0]], opts[given[0]], "not set: ending offsets are for batch queries only"
+            )
+        return None
+    if "endingtimestamp" in opts:
+        ms = _int(opts, "endingtimestamp", "endingTimestamp", 0)
+        assert ms is not None
+        return OffsetsInitializer.timestamp(ms, TimestampStrategy.LATEST, "ending")
+    if "endingoffsetsbytimestamp" in opts:
+        per = _partition_map(
+            opts["endingoffsetsbytimestamp"],
+            "endingOffsetsByTimestamp",
+            'JSON such as {"topicA":{"0":1700000000000}}',
+        )
+        return OffsetsInitializer.timestamps(per, TimestampStrategy.LATEST, "ending")
+    raw = opts.get("endingoffsets")
+    value = (raw or "latest").strip()
+    if value.lower() == "latest":
+        return OffsetsInitializer.latest()
+    expected = '\'latest\' or JSON such as {"topicA":{"0":23,"1":-1}} (-1 = latest; -2 is not allowed)'
+    if value.lower() == "earliest" or not value.startswith("{"):
+        raise InvalidOptionError("endingOffsets", raw, expected)
+    offsets = _partition_map(value, "endingOffsets", expected)
+    for (t, p), o in offsets.items():
+        if o < LATEST:
+            raise InvalidOptionError("endingOffsets", raw, f"{expected}; {t}-{p} has {o}")
+    return OffsetsInitializer.specific(offsets, LATEST)
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaSourceOptions:
+    """Validated options of one query. ``client_config`` holds librdkafka settings (may hold secrets)."""
+
+    bootstrap_servers: str
+    subscription: Subscription
+    starting: OffsetsInitializer
+    ending: OffsetsInitializer | None
+    streaming: bool
+    client_config: dict[str, str] = field(repr=False)
+    fail_on_data_loss: bool = True
+    include_headers: bool = False
+    group_id_prefix: str = DEFAULT_GROUP_ID_PREFIX
+    group_id: str | None = None
+    max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay_ms: int | None = None
+    max_bytes_per_trigger: int | None = None
+    min_partitions: int | None = None
+    commit_offsets_to_group: bool = False
+    partition_discovery_interval_ms: int = 0
+    consume_batch_size: int = DEFAULT_CONSUME_BATCH
+    poll_timeout_ms: int = DEFAULT_POLL_TIMEOUT_MS
+    read_committed: bool = False
+
+    def __repr__(self) -> str:
+        return (
+            f"KafkaSourceOptions(bootstrap={self.bootstrap_servers!r}, subscription={self.subscription}, "
+            f"starting={self.starting.describe()!r}, streaming={self.streaming}, "
+            f"client_config={redact(self.client_config)})"
+        )
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str], streaming: bool) -> KafkaSourceOptions:
+        """Validate ``options`` (case-insensitive names); raises ``InvalidOptionError`` naming the option."""
+        opts = {k.lower(): v for k, v in options.items() if v is not None}
+        for key in opts:
+            if not key.startswith("kafka.") and key not in _SOURCE_OPTIONS:
+                raise InvalidOptionError(
+                    key,
+                    opts[key],
+                    "a 'kafka.*' client setting or one of " + ", ".join(sorted(_SOURCE_OPTIONS)),
+                )
+        bootstrap = opts.get("kafka.bootstrap.servers", "").strip()
+        if not bootstrap:
+            raise InvalidOptionError("kafka.bootstrap.servers", None, "a comma-separated list of host:port")
+        subscription = _subscription(opts)
+        strategy_raw = opts.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
+        if strategy_raw not in ("error", "latest"):
+            raise InvalidOptionError("startingOffsetsByTimestampStrategy", strategy_raw, "error or latest")
+        starting = _starting(opts, streaming, TimestampStrategy(strategy_raw))
+        ending = _ending(opts, streaming)
+        client = translate_client_options(opts)
+        isolation = client.get("isolation.level", "read_uncommitted").lower()
+        if isolation not in ("read_committed", "read_uncommitted"):
+            raise InvalidOptionError("kafka.isolation.level", isolation, "read_committed or read_uncommitted")
+        max_offsets = _int(opts, "maxoffsetspertrigger", "maxOffsetsPerTrigger", 1)
+        min_offsets = _int(opts, "minoffsetspertrigger", "minOffsetsPerTrigger", 1)
+        if min_offsets is not None and max_offsets is not None and min_offsets > max_offsets:
+            raise InvalidOptionError(
+                "minOffsetsPerTrigger", min_offsets, f"at most maxOffsetsPerTrigger ({max_offsets})"
+            )
+        delay = parse_duration_ms(opts, "maxtriggerdelay")
+        if "maxtriggerdelay" in opts and delay is None:
+            raise InvalidOptionError("maxTriggerDelay", opts["maxtriggerdelay"], "a duration such as 15m")
+        group_id = client.pop("group.id", None)
+        commit = _bool(opts, "commitoffsetstogroup", "commitOffsetsToGroup", False)
+        if commit and not group_id:
+            raise InvalidOptionError(
+                "kafka.group.id", None, "a consumer group when commitOffsetsToGroup=true"
+            )
+        prefix = opts.get("groupidprefix", DEFAULT_GROUP_ID_PREFIX).strip()
+        if not prefix:
+            raise InvalidOptionError("groupIdPrefix", opts.get("groupidprefix"), "a non-empty prefix")
+        client.pop("bootstrap.servers", None)
+        return cls(
+            bootstrap_servers=bootstrap,
+            subscription=subscription,
+            starting=starting,
+            ending=ending,
+            streaming=streaming,
+            client_config=client,
+            fail_on_data_loss=_bool(opts, "failondataloss", "failOnDataLoss", True),
+            include_headers=_bool(opts, "includeheaders", "includeHeaders", False),
+            group_id_prefix=prefix,
+            group_id=group_id,
+            max_offsets_per_trigger=max_offsets,
+            min_offsets_per_trigger=min_offsets,
+            max_trigger_delay_ms=(delay if delay is not None else DEFAULT_MAX_TRIGGER_DELAY_MS)
+            if min_offsets
+            else delay,
+            max_bytes_per_trigger=_int(opts, "maxbytespertrigger", "maxBytesPerTrigger", 1),
+            min_partitions=_int(opts, "minpartitions", "minPartitions", 1),
+            commit_offsets_to_group=commit,
+            partition_discovery_interval_ms=_int(
+                opts, "partitiondiscoveryintervalms", "partitionDiscoveryIntervalMs", 0
+            )
+            or 0,
+            consume_batch_size=_int(opts, "consumebatchsize", "consumeBatchSize", 1) or DEFAULT_CONSUME_BATCH,
+            poll_timeout_ms=_int(opts, "kafkaconsumer.polltimeoutms", "kafkaConsumer.pollTimeoutMs", 1)
+            or DEFAULT_POLL_TIMEOUT_MS,
+            read_committed=isolation == "read_committed",
+        )
+
+    def read_limits(self) -> ReadLimitOptions:
+        """Admission control for the bridge."""
+        return ReadLimitOptions(
+            max_records=self.max_offsets_per_trigger,
+            max_bytes=self.max_bytes_per_trigger,
+            min_records=self.min_offsets_per_trigger,
+            max_trigger_delay_ms=self.max_trigger_delay_ms,
+        )
+
+    def base_client_config(self) -> dict[str, Any]:
+        """librdkafka settings shared by every client of this query (never logged unredacted)."""
+        return {"bootstrap.servers": self.bootstrap_servers, **self.client_config}
+
+    def consumer_config(self) -> dict[str, Any]:
+        """Settings of the executors' consumers: assign only, never commit, errors on lost offsets."""
+        conf = self.base_client_config()
+        conf.update(
+            {
+                "group.id": self.group_id or f"{self.group_id_prefix}-executor",
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                "auto.offset.reset": "error",
+                "enable.partition.eof": True,
+            }
+        )
+        conf.setdefault("log.connection.close", False)
+        conf.setdefault("receive.message.max.bytes", 200_000_000)
+        conf.setdefault("fetch.max.bytes", 52_428_800)
+        conf.setdefault("max.partition.fetch.bytes", 8_388_608)
+        conf.setdefault("queued.max.messages.kbytes", 262_144)
+        return conf
+
+    def describe(self) -> str:
+        """Secret-free description."""
+        return repr(self)
+
+
+def redacted_value(key: str, value: str) -> str:
+    """``value`` or ``<redacted>`` for secret settings."""
+    from connectors.kafka.client_config import is_secret
+
+    return REDACTED if is_secret(key) else value

@@ -1,0 +1,194 @@
+"""``KafkaSplitPlanner``: plans ``[start, end)`` offset ranges per partition on the Spark driver."""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from connector_base import DataLossError
+from connector_base.spark import Backlog, Position, SplitPlanner
+from connectors.kafka.cluster_client import KafkaClusterClient
+from connectors.kafka.options import KafkaSourceOptions
+from connectors.kafka.positions import TopicPartition
+from connectors.kafka.split import KafkaPartitionSplit
+
+__all__ = ["KafkaSplitPlanner"]
+
+LOG = logging.getLogger(__name__)
+
+SAMPLE_RECORDS = 200
+SAMPLE_REFRESH_S = 300.0
+RECORD_OVERHEAD_BYTES = 70
+"""Per-record bytes beyond key and value in Kafka's v2 record batches (offsets, lengths, timestamp)."""
+
+
+class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
+    """Latest offsets in one batched request; admission control by record count or estimated bytes.
+
+    Under ``read_committed`` the end is the last stable offset. ``minPartitions`` splits large ranges
+    into several Spark tasks (as Spark's ``KafkaOffsetRangeCalculator``). Data loss seen here (a
+    deleted partition, a log that now ends below the position) fails the query or is logged,
+    as ``failOnDataLoss`` says; records removed below the position are found by the executors.
+
+    Threading: the driver's stream-reader thread only.
+    """
+
+    def __init__(self, options: KafkaSourceOptions) -> None:
+        self.options = options
+        self._client: KafkaClusterClient | None = None
+        self._gone: set[TopicPartition] = set()
+        self._avg_bytes: dict[TopicPartition, tuple[float, float]] = {}
+        self._plan_total = 0
+        self._plan_ranges = 0
+
+    def open(self) -> None:  # noqa: D102
+        self._client = KafkaClusterClient(self.options)
+
+    def close(self) -> None:  # noqa: D102
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def _cluster(self) -> KafkaClusterClient:
+        if self._client is None:
+            self.open()
+        assert self._client is not None
+        return self._client
+
+    def start_position(self, split: KafkaPartitionSplit) -> Position:  # noqa: D102
+        return split.starting_offset
+
+    def end_positions(  # noqa: D102
+        self, splits: Mapping[str, tuple[KafkaPartitionSplit, Position]]
+    ) -> dict[str, Position]:  # noqa: D102
+        ends: dict[str, Position] = {}
+        unbounded = {sid: (s, int(pos)) for sid, (s, pos) in splits.items() if not s.is_bounded}
+        for sid, (s, _pos) in splits.items():
+            if s.is_bounded:
+                ends[sid] = s.stopping_offset
+        if unbounded:
+            cluster = self._cluster()
+            existing = cluster.partitions() or {}
+            live = {}
+            for sid, (s, pos) in unbounded.items():
+                tp = (s.topic, s.partition)
+                if s.partition not in existing.get(s.topic, ()):
+                    self._lost(tp, pos, None, "the partition no longer exists")
+                    ends[sid] = pos
+                else:
+                    live[sid] = (tp, pos)
+            latest = cluster.latest([tp for tp, _ in live.values()]) if live else {}
+            for sid, (tp, pos) in live.items():
+                end = latest[tp]
+                if end < pos:
+                    self._lost(tp, pos, end, f"the log now ends at offset {end}")
+                    end = pos
+                ends[sid] = end
+        self._plan_total = sum(max(0, int(ends[sid]) - int(pos)) for sid, (_s, pos) in splits.items())
+        self._plan_ranges = sum(1 for sid, (_s, pos) in splits.items() if int(ends[sid]) > int(pos))
+        return ends
+
+    def _lost(self, tp: TopicPartition, pos: int, end: int | None, why: str) -> None:
+        message = f"data loss in topic {tp[0]} partition {tp[1]}: offsets from {pos} on are no longer available ({why})"  # noqa: E501
+        if self.options.fail_on_data_loss:
+            raise DataLossError(message + ". Set failOnDataLoss=false to log such losses and continue.")
+        if tp not in self._gone:
+            LOG.warning("%s; continuing (failOnDataLoss=false)", message)
+        if end is None:
+            self._gone.add(tp)
+
+    # --- admission control ----------------------------------------------------------------------
+    def _record_bytes(self, split: KafkaPartitionSplit, start: int, end: int) -> float:
+        tp = (split.topic, split.partition)
+        cached = self._avg_bytes.get(tp)
+        now = time.monotonic()
+        if cached is not None and now - cached[1] < SAMPLE_REFRESH_S:
+            return cached[0]
+        avg = self._sample(split, start, end)
+        if avg is None:
+            return cached[0] if cached else 1024.0
+        self._avg_bytes[tp] = (avg, now)
+        return avg
+
+    def _sample(self, split: KafkaPartitionSplit, start: int, end: int) -> float | None:
+        """The mean size of up to ``SAMPLE_RECORDS`` records just before ``end``."""
+        from confluent_kafka import Consumer
+        from confluent_kafka import TopicPartition as TP
+
+        conf = self.options.consumer_config()
+        conf["group.id"] = f"{self.options.group_id_prefix}-sampler"
+        consumer = Consumer(conf)
+        try:
+            consumer.assign([TP(split.topic, split.partition, max(start, end - SAMPLE_RECORDS))])
+            sizes: list[int] = []
+            deadline = time.monotonic() + 5.0
+            while len(sizes) < min(SAMPLE_RECORDS, end - start) and time.monotonic() < deadline:
+                for m in consumer.consume(SAMPLE_RECORDS, timeout=0.5):
+                    if m.error() is None and m.offset() < end:
+                        h = m.headers() or []
+                        sizes.append(
+                            len(m.key() or b"")
+                            + len(m.value() or b"")
+                            + RECORD_OVERHEAD_BYTES
+                            + sum(len(k) + len(v or b"") for k, v in h)
+                        )
+            return sum(sizes) / len(sizes) if sizes else None
+        finally:
+            consumer.close()
+
+    def backlog(self, split: KafkaPartitionSplit, start: Position, end: Position) -> Backlog:  # noqa: D102
+        records = max(0, int(end) - int(start))
+        size = None
+        if self.options.max_bytes_per_trigger is not None and records:
+            size = int(records * self._record_bytes(split, int(start), int(end)))
+        return Backlog(records=records, bytes=size if records else 0)
+
+    def cut(  # noqa: D102
+        self,
+        split: KafkaPartitionSplit,
+        start: Position,
+        end: Position,
+        max_records: int | None,
+        max_bytes: int | None,
+    ) -> Position:
+        s, e = int(start), int(end)
+        upto = e
+        if max_records is not None:
+            upto = min(upto, s + max_records)
+        if max_bytes is not None and e > s:
+            per = self._record_bytes(split, s, e)
+            upto = min(upto, s + int(max_bytes // max(per, 1.0)))
+        return max(s, upto)
+
+    def is_finished(self, split: KafkaPartitionSplit, position: Position) -> bool:  # noqa: D102
+        if (split.topic, split.partition) in self._gone:
+            return True
+        return split.is_bounded and int(position) >= split.stopping_offset
+
+    def range_splits(  # noqa: D102
+        self, split: KafkaPartitionSplit, start: Position, end: Position
+    ) -> list[KafkaPartitionSplit]:  # noqa: D102
+        s, e = int(start), int(end)
+        pieces = 1
+        min_parts = self.options.min_partitions
+        if min_parts and self._plan_ranges < min_parts and self._plan_total > 0:
+            pieces = max(1, round((e - s) / self._plan_total * min_parts))
+        pieces = min(pieces, max(1, e - s))
+        step = math.ceil((e - s) / pieces)
+        bounds = list(range(s, e, step)) + [e]
+        return [
+            KafkaPartitionSplit(split.topic, split.partition, a, b)
+            for a, b in zip(bounds, bounds[1:], strict=False)
+        ]
+
+    def on_commit(self, positions: Mapping[str, tuple[KafkaPartitionSplit, Position]]) -> None:  # noqa: D102
+        if self.options.commit_offsets_to_group:
+            offsets = {(s.topic, s.partition): int(pos) for s, pos in positions.values()}
+            self._cluster().commit(offsets)
+
+    def describe(self) -> dict[str, Any]:
+        """For logs (no secrets)."""
+        return {"planner": "kafka", "options": repr(self.options)}

@@ -1,0 +1,85 @@
+"""``KafkaRecordEmitter``: turns a fetch's messages into Arrow columns in bulk (Spark's Kafka schema)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from connector_base import BatchEmitter, ReaderOutput
+from connectors.kafka.split import KafkaPartitionSplitState
+from connectors.kafka.split_reader import KafkaRecords
+
+__all__ = ["HEADERS_TYPE", "KafkaRecordEmitter", "arrow_schema"]
+
+HEADERS_TYPE = pa.list_(pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())]))
+"""``array<struct<key: string, value: binary>>``."""
+
+
+def arrow_schema(include_headers: bool) -> pa.Schema:
+    """The Arrow schema of the output (timestamps in microseconds, UTC, as Spark expects)."""
+    fields = [
+        pa.field("key", pa.binary()),
+        pa.field("value", pa.binary()),
+        pa.field("topic", pa.string()),
+        pa.field("partition", pa.int32()),
+        pa.field("offset", pa.int64()),
+        pa.field("timestamp", pa.timestamp("us", tz="UTC")),
+        pa.field("timestampType", pa.int32()),
+    ]
+    if include_headers:
+        fields.append(pa.field("headers", HEADERS_TYPE))
+    return pa.schema(fields)
+
+
+class KafkaRecordEmitter(BatchEmitter[KafkaRecords, Any, KafkaPartitionSplitState]):
+    """One Arrow batch per fetch and split: a list comprehension per column, no per-row tuples.
+
+    ``timestampType`` follows the Java client (0 create time, 1 log-append time, -1 none), which is
+    librdkafka's type minus one.
+    """
+
+    def __init__(self, include_headers: bool) -> None:
+        self._include_headers = include_headers
+        self._schema = arrow_schema(include_headers)
+
+    def build_batch(self, records: KafkaRecords, schema: pa.Schema | None = None) -> pa.RecordBatch:
+        """The Arrow batch of ``records`` (in ``schema`` if given, else the default schema)."""
+        msgs = records.messages
+        n = len(msgs)
+        ts = np.fromiter((t for m in msgs for t in m.timestamp()), dtype=np.int64, count=2 * n).reshape(n, 2)
+        arrays: list[Any] = [
+            pa.array([m.key() for m in msgs], pa.binary()),
+            pa.array([m.value() for m in msgs], pa.binary()),
+            pa.array([records.topic] * n, pa.string()),
+            pa.array(np.full(n, records.partition, dtype=np.int32)),
+            pa.array(np.fromiter((m.offset() for m in msgs), dtype=np.int64, count=n)),
+            pa.array(ts[:, 1] * 1000, pa.timestamp("us", tz="UTC")),
+            pa.array((ts[:, 0] - 1).astype(np.int32)),
+        ]
+        if self._include_headers:
+            arrays.append(pa.array([m.headers() or None for m in msgs], HEADERS_TYPE))
+        target = schema if schema is not None and len(schema) == len(arrays) else self._schema
+        return pa.RecordBatch.from_arrays(
+            [a if a.type == f.type else a.cast(f.type) for a, f in zip(arrays, target, strict=True)],
+            schema=target,
+        )
+
+    def emit_record(  # noqa: D102
+        self, element: KafkaRecords, output: ReaderOutput[Any], split_state: KafkaPartitionSplitState
+    ) -> None:  # noqa: D102
+        if not element.messages:
+            return
+        output.collect_batch(self.build_batch(element, getattr(output, "schema", None)))
+        split_state.next_offset = element.messages[-1].offset() + 1
+
+    def emit_records(  # noqa: D102
+        self,
+        elements: Iterable[KafkaRecords],
+        output: ReaderOutput[Any],
+        split_state: KafkaPartitionSplitState,
+    ) -> None:
+        for element in elements:
+            self.emit_record(element, output, split_state)

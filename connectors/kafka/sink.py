@@ -1,0 +1,209 @@
+"""The ``kafka-unified`` sink: ``df.write`` and ``writeStream`` produce rows to Kafka, at least once.
+
+Columns: ``value`` (required, binary or string), ``key``, ``topic``, ``partition``, ``headers``
+(``array<struct<key: string, value: binary>>``); the ``topic`` option, when set, overrides the
+column (as Spark). Every task waits for the delivery report of each record it produced; the first
+failed delivery fails the task with the broker's reason, so Spark retries it (at least once).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
+from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType
+
+from connector_base import ConnectorError, InvalidOptionError
+from connectors.kafka.client_config import redact, translate_client_options
+
+__all__ = ["KafkaBatchWriter", "KafkaSinkOptions", "KafkaStreamWriter", "validate_sink_schema"]
+
+LOG = logging.getLogger(__name__)
+
+FLUSH_TIMEOUT_S = 120.0
+_SINK_OPTIONS = {"topic", "path", "includeheaders", "checkpointlocation"}
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaSinkOptions:
+    """Validated sink options; ``client_config`` holds librdkafka settings (may hold secrets)."""
+
+    bootstrap_servers: str
+    topic: str | None
+    client_config: dict[str, str] = field(repr=False)
+
+    def __repr__(self) -> str:
+        return f"KafkaSinkOptions({self.bootstrap_servers!r}, topic={self.topic!r}, {redact(self.client_config)})"  # noqa: E501
+
+    @classmethod
+    def parse(cls, options: Mapping[str, str]) -> KafkaSinkOptions:
+        """Validate; raises ``InvalidOptionError`` naming the option."""
+        opts = {k.lower(): v for k, v in options.items() if v is not None}
+        for key in opts:
+            if not key.startswith("kafka.") and key not in _SINK_OPTIONS:
+                raise InvalidOptionError(
+                    key, opts[key], "a 'kafka.*' client setting, 'topic' or 'includeHeaders'"
+                )
+        bootstrap = opts.get("kafka.bootstrap.servers", "").strip()
+        if not bootstrap:
+            raise InvalidOptionError("kafka.bootstrap.servers", None, "a comma-separated list of host:port")
+        client = translate_client_options(opts)
+        client.pop("bootstrap.servers", None)
+        topic = opts.get("topic")
+        if topic is not None and not topic.strip():
+            raise InvalidOptionError("topic", topic, "a topic name")
+        return cls(bootstrap, topic.strip() if topic else None, client)
+
+    def producer_config(self) -> dict[str, Any]:
+        """librdkafka producer settings (acks from all replicas by default)."""
+        conf: dict[str, Any] = {"bootstrap.servers": self.bootstrap_servers, "acks": "all", "linger.ms": 5}
+        conf.update(self.client_config)
+        return conf
+
+
+def validate_sink_schema(schema: StructType, options: KafkaSinkOptions) -> None:
+    """Fail early (on the driver) when the columns cannot be written."""
+    types = {f.name.lower(): f.dataType for f in schema.fields}
+    if "value" not in types:
+        raise ConnectorError("the Kafka sink needs a 'value' column (binary or string)")
+    for name in ("key", "value"):
+        if name in types and not isinstance(types[name], BinaryType | StringType):
+            raise ConnectorError(
+                f"column '{name}' must be binary or string, not {types[name].simpleString()}"
+            )
+    if "topic" in types and not isinstance(types["topic"], StringType):
+        raise ConnectorError(f"column 'topic' must be a string, not {types['topic'].simpleString()}")
+    if "partition" in types and not isinstance(types["partition"], IntegerType):
+        raise ConnectorError(f"column 'partition' must be an int, not {types['partition'].simpleString()}")
+    if "headers" in types:
+        h = types["headers"]
+        ok = (
+            isinstance(h, ArrayType)
+            and isinstance(h.elementType, StructType)
+            and [f.name for f in h.elementType.fields] == ["key", "value"]
+        )
+        if not ok:
+            raise ConnectorError("column 'headers' must be array<struct<key: string, value: binary>>")
+    if options.topic is None and "topic" not in types:
+        raise InvalidOptionError("topic", None, "a topic (option 'topic' or a 'topic' column)")
+
+
+def _column(batch: pa.RecordBatch, name: str) -> list[Any] | None:
+    idx = batch.schema.get_field_index(name)
+    return None if idx < 0 else batch.column(idx).to_pylist()
+
+
+def _bytes(values: list[Any] | None, n: int) -> list[Any]:
+    if values is None:
+        return [None] * n
+    return [v.encode() if isinstance(v, str) else v for v in values]
+
+
+class _Delivery:
+    """Counts delivery reports and keeps the first failure."""
+
+    def __init__(self) -> None:
+        self.delivered = 0
+        self.error: str | None = None
+
+    def __call__(self, err: Any, msg: Any) -> None:
+        if err is not None:
+            if self.error is None:
+                self.error = f"{err.str()} (topic {msg.topic()}, partition {msg.partition()})"
+        else:
+            self.delivered += 1
+
+
+def produce_batches(options: KafkaSinkOptions, batches: Iterator[pa.RecordBatch]) -> int:
+    """Produce every row, wait for all delivery reports; raise with the broker's reason on failure."""
+    from confluent_kafka import KafkaException, Producer
+
+    producer = Producer(options.producer_config())
+    report = _Delivery()
+    sent = 0
+    produce = producer.produce
+    for batch in batches:
+        n = batch.num_rows
+        if n == 0:
+            continue
+        values = _bytes(_column(batch, "value"), n)
+        keys = _bytes(_column(batch, "key"), n)
+        topics = [options.topic] * n if options.topic else _column(batch, "topic")
+        partitions = _column(batch, "partition")
+        headers = _column(batch, "headers")
+        for i in range(n):
+            topic = topics[i] if topics is not None else None
+            if not topic:
+                raise ConnectorError("a row has a null topic and the 'topic' option is not set")
+            kwargs: dict[str, Any] = {"value": values[i], "key": keys[i], "on_delivery": report}
+            if partitions is not None and partitions[i] is not None:
+                kwargs["partition"] = partitions[i]
+            if headers is not None and headers[i]:
+                kwargs["headers"] = [(h["key"], h["value"]) for h in headers[i]]
+            while True:
+                try:
+                    produce(topic, **kwargs)
+                    break
+                except BufferError:
+                    producer.poll(0.1)
+                except KafkaException as e:
+                    raise ConnectorError(f"producing to topic {topic} failed: {e}") from e
+            if report.error is not None:
+                break
+            sent += 1
+            if sent % 10_000 == 0:
+                producer.poll(0)
+        if report.error is not None:
+            break
+    remaining = producer.flush(FLUSH_TIMEOUT_S)
+    if report.error is not None:
+        raise ConnectorError(f"Kafka delivery failed: {report.error}")
+    if remaining:
+        raise ConnectorError(f"{remaining} records were not delivered within {FLUSH_TIMEOUT_S}s")
+    return sent
+
+
+@dataclass
+class KafkaCommitMessage(WriterCommitMessage):
+    """What a task wrote."""
+
+    records: int
+
+
+class KafkaBatchWriter(DataSourceArrowWriter):
+    """``df.write.format("kafka-unified")``."""
+
+    def __init__(self, options: KafkaSinkOptions) -> None:
+        self._options = options
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:  # noqa: D102
+        return KafkaCommitMessage(produce_batches(self._options, iterator))
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:  # noqa: D102
+        LOG.info(
+            "wrote %d records to Kafka", sum(m.records for m in messages if isinstance(m, KafkaCommitMessage))
+        )
+
+
+class KafkaStreamWriter(DataSourceStreamArrowWriter):
+    """``writeStream.format("kafka-unified")`` (at least once: a re-run micro-batch produces again)."""
+
+    def __init__(self, options: KafkaSinkOptions) -> None:
+        self._options = options
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:  # noqa: D102
+        return KafkaCommitMessage(produce_batches(self._options, iterator))
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: D102, N803
+        LOG.info(
+            "batch %d: wrote %d records",
+            batchId,
+            sum(m.records for m in messages if isinstance(m, KafkaCommitMessage)),
+        )
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: D102, N803
+        LOG.warning("batch %d aborted; records already delivered stay in Kafka (at-least-once)", batchId)

@@ -1,0 +1,81 @@
+"""``KafkaSource``: the FLIP-27 source factory of ``kafka-unified``."""
+
+from __future__ import annotations
+
+from connector_base import (
+    Boundedness,
+    SingleThreadMultiplexSourceReaderBase,
+    Source,
+    SourceReaderContext,
+    SplitEnumeratorContext,
+    VersionedSerializer,
+)
+from connectors.kafka.cluster_client import KafkaClusterClient
+from connectors.kafka.enumerator import (
+    ENUMERATOR_STATE_SERIALIZER,
+    KafkaEnumeratorState,
+    KafkaSourceEnumerator,
+)
+from connectors.kafka.options import KafkaSourceOptions
+from connectors.kafka.record_emitter import KafkaRecordEmitter
+from connectors.kafka.split import (
+    KafkaPartitionSplit,
+    KafkaPartitionSplitSerializer,
+    KafkaPartitionSplitState,
+)
+from connectors.kafka.split_reader import KafkaPartitionSplitReader, KafkaRecords
+
+__all__ = ["KafkaSource", "KafkaSourceReader"]
+
+
+class KafkaSourceReader(
+    SingleThreadMultiplexSourceReaderBase[KafkaRecords, object, KafkaPartitionSplit, KafkaPartitionSplitState]
+):
+    """The reader: split readers on fetcher threads, states are ``KafkaPartitionSplitState``."""
+
+    def _initialized_state(self, split: KafkaPartitionSplit) -> KafkaPartitionSplitState:
+        return KafkaPartitionSplitState.from_split(split)
+
+    def _to_split_type(self, split_id: str, state: KafkaPartitionSplitState) -> KafkaPartitionSplit:
+        return state.to_split()
+
+
+class KafkaSource(Source[object, KafkaPartitionSplit, KafkaEnumeratorState]):
+    """Bounded for batch queries (stopping offsets resolved at planning), unbounded for streaming."""
+
+    def __init__(self, options: KafkaSourceOptions) -> None:
+        self.options = options
+
+    @property
+    def boundedness(self) -> Boundedness:  # noqa: D102
+        return Boundedness.BOUNDED if self.options.ending is not None else Boundedness.CONTINUOUS_UNBOUNDED
+
+    def _client(self) -> KafkaClusterClient:
+        return KafkaClusterClient(self.options)
+
+    def create_enumerator(  # noqa: D102
+        self, context: SplitEnumeratorContext[KafkaPartitionSplit]
+    ) -> KafkaSourceEnumerator:  # noqa: D102
+        return KafkaSourceEnumerator(context, self.options, self._client)
+
+    def restore_enumerator(  # noqa: D102
+        self, context: SplitEnumeratorContext[KafkaPartitionSplit], checkpoint: KafkaEnumeratorState
+    ) -> KafkaSourceEnumerator:
+        return KafkaSourceEnumerator(context, self.options, self._client, checkpoint)
+
+    def create_reader(self, context: SourceReaderContext) -> KafkaSourceReader:  # noqa: D102
+        opts = self.options
+        return KafkaSourceReader(
+            lambda: KafkaPartitionSplitReader(opts), KafkaRecordEmitter(opts.include_headers), context
+        )
+
+    @property
+    def split_serializer(self) -> VersionedSerializer[KafkaPartitionSplit]:  # noqa: D102
+        return KafkaPartitionSplitSerializer()
+
+    @property
+    def enumerator_checkpoint_serializer(self) -> VersionedSerializer[KafkaEnumeratorState]:  # noqa: D102
+        return ENUMERATOR_STATE_SERIALIZER
+
+    def describe(self) -> dict[str, object]:  # noqa: D102
+        return {"source": "kafka-unified", "options": repr(self.options)}

@@ -1,0 +1,294 @@
+"""``KafkaPartitionSplitReader``: reads assigned partitions with a pooled confluent-kafka consumer.
+
+Each split is read from its starting offset up to (not including) its stopping offset, in large
+``consume(num_messages=...)`` batches. A split ends at the first record at or past the stopping
+offset, or when the partition's end (under ``read_committed``, the last stable offset) reaches it:
+so transaction markers and aborted records, which leave gaps in the offsets, never stall a read.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from connector_base import (
+    ConnectorError,
+    DataLossError,
+    RecordsBySplits,
+    SplitReader,
+    SplitsAddition,
+    SplitsChange,
+)
+from connectors.kafka import consumer_pool
+from connectors.kafka.options import KafkaSourceOptions
+from connectors.kafka.split import NO_STOPPING_OFFSET, KafkaPartitionSplit
+
+__all__ = ["KafkaPartitionSplitReader", "KafkaRecords"]
+
+LOG = logging.getLogger(__name__)
+
+POLL_TIMEOUT_S = 0.2
+WATERMARK_TIMEOUT_S = 30.0
+NEW_PARTITION_WAIT_S = 10.0
+"""How long a partition missing from the consumer's metadata is waited for (it may be new)."""
+
+
+@dataclass(slots=True)
+class KafkaRecords:
+    """The records of one split from one fetch (confluent-kafka ``Message`` objects, in offset order)."""
+
+    topic: str
+    partition: int
+    messages: list[Any]
+
+
+class _Assigned:
+    __slots__ = ("split", "next_offset", "stop", "tp")
+
+    def __init__(self, split: KafkaPartitionSplit) -> None:
+        self.split = split
+        self.next_offset = split.starting_offset
+        self.stop = split.stopping_offset
+        self.tp = (split.topic, split.partition)
+
+
+class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
+    """Reads splits of a bounded range exactly (and unbounded splits for the local runtime).
+
+    Threading: the fetcher thread; ``wake_up`` needs no action because ``fetch`` blocks at most
+    ``POLL_TIMEOUT_S``.
+    """
+
+    def __init__(self, options: KafkaSourceOptions) -> None:
+        self._options = options
+        self._pool_key, self._consumer = consumer_pool.acquire(options.consumer_config())
+        self._splits: dict[str, _Assigned] = {}
+        self._by_tp: dict[tuple[str, int], str] = {}
+        self._batch = options.consume_batch_size
+        self._healthy = True
+
+    # --- assignment -----------------------------------------------------------------------------
+    def handle_splits_changes(self, change: SplitsChange[KafkaPartitionSplit]) -> None:  # noqa: D102
+        from confluent_kafka import TopicPartition
+
+        if isinstance(change, SplitsAddition):
+            added = []
+            for split in change.splits:
+                a = _Assigned(split)
+                self._check_available(a)
+                self._splits[split.split_id] = a
+                self._by_tp[a.tp] = split.split_id
+                added.append(a)
+            live = [a for a in added if not self._done(a)]
+            if live:
+                self._consumer.incremental_assign(
+                    [TopicPartition(a.tp[0], a.tp[1], a.next_offset) for a in live]
+                )
+        else:
+            gone = [self._splits.pop(s.split_id) for s in change.splits if s.split_id in self._splits]
+            for a in gone:
+                self._by_tp.pop(a.tp, None)
+            self._unassign(gone)
+
+    def _unassign(self, assigned: Sequence[_Assigned]) -> None:
+        from confluent_kafka import TopicPartition
+
+        if assigned:
+            try:
+                self._consumer.incremental_unassign([TopicPartition(a.tp[0], a.tp[1]) for a in assigned])
+            except Exception as e:  # not assigned (finished before assignment)
+                LOG.debug("unassign: %s", e)
+
+    @staticmethod
+    def _done(a: _Assigned) -> bool:
+        return a.stop != NO_STOPPING_OFFSET and a.next_offset >= a.stop
+
+    # --- data loss ------------------------------------------------------------------------------
+    def _check_available(self, a: _Assigned, reported: str | None = None) -> None:
+        """Move past offsets that are gone, or fail (``failOnDataLoss``)."""
+        from confluent_kafka import TopicPartition
+
+        bounded = a.stop != NO_STOPPING_OFFSET
+        try:
+            low, high = self._watermarks(a.tp, retry=reported is None)
+        except Exception as e:
+            if reported is None and self._partition_exists(a.tp):
+                raise ConnectorError(
+                    f"cannot look up the offsets of topic {a.tp[0]} partition {a.tp[1]}: {e}"
+                ) from e
+            low = high = None  # the partition is gone
+        if (
+            low is not None
+            and high is not None
+            and low <= a.next_offset
+            and (reported is None or a.next_offset <= high)
+        ):
+            return  # nothing is missing (a reported error was transient)
+        if low is None or high is None:
+            lost_to, resume, why = (
+                (a.stop if bounded else None),
+                (a.stop if bounded else None),
+                "the partition no longer exists",
+            )
+        elif low > a.next_offset:
+            lost_to = min(low, a.stop) if bounded else low
+            resume, why = lost_to, f"the earliest available offset is {low}"
+        else:  # the log now ends below our position (truncated or recreated)
+            lost_to, resume, why = (
+                (a.stop if bounded else None),
+                (a.stop if bounded else low),
+                f"the log ends at {high}",
+            )
+        message = (
+            f"data loss in topic {a.tp[0]} partition {a.tp[1]}: offsets [{a.next_offset}, "
+            f"{lost_to if lost_to is not None else 'end'}) are no longer available ({why})"
+            + (f"; broker reported: {reported}" if reported else "")
+        )
+        if self._options.fail_on_data_loss or resume is None:
+            raise DataLossError(
+                message
+                + ". Set failOnDataLoss=false to log such losses and continue from the earliest available offset."  # noqa: E501
+            )
+        LOG.warning("%s; continuing at offset %d (failOnDataLoss=false)", message, resume)
+        a.next_offset = resume
+
+    def _watermarks(self, tp: tuple[str, int], retry: bool) -> tuple[int, int]:
+        """``(low, high)``; a partition this consumer's metadata does not know yet is retried."""
+        import time
+
+        from confluent_kafka import TopicPartition
+
+        deadline = time.monotonic() + (NEW_PARTITION_WAIT_S if retry else 0)
+        while True:
+            try:
+                low, high = self._consumer.get_watermark_offsets(
+                    TopicPartition(tp[0], tp[1]), timeout=WATERMARK_TIMEOUT_S, cached=False
+                )
+                return int(low), int(high)
+            except Exception:
+                if time.monotonic() >= deadline:
+                    raise
+                self._consumer.list_topics(tp[0], timeout=5)  # refresh metadata (a new partition)
+                time.sleep(0.1)
+
+    def _partition_exists(self, tp: tuple[str, int]) -> bool:
+        try:
+            md = self._consumer.list_topics(tp[0], timeout=WATERMARK_TIMEOUT_S)
+        except Exception:  # the cluster does not answer: not a proof of loss
+            return True
+        topic = md.topics.get(tp[0])
+        return topic is not None and topic.error is None and tp[1] in topic.partitions
+
+    # --- fetching -------------------------------------------------------------------------------
+    def fetch(self) -> RecordsBySplits[KafkaRecords]:  # noqa: D102
+        from confluent_kafka import KafkaError, TopicPartition
+
+        out: RecordsBySplits[KafkaRecords] = RecordsBySplits()
+        finished: list[_Assigned] = []
+        for a in list(self._splits.values()):
+            if self._done(a):
+                finished.append(a)
+        if len(finished) < len(self._splits):
+            messages = self._consumer.consume(num_messages=self._batch, timeout=POLL_TIMEOUT_S)
+            if messages:
+                self._dispatch(messages, out, finished, KafkaError, TopicPartition)
+        for a in finished:
+            sid = a.split.split_id
+            if sid in self._splits:
+                del self._splits[sid]
+                self._by_tp.pop(a.tp, None)
+                out.add_finished_split(sid)
+        self._unassign([a for a in finished])
+        return out
+
+    def _dispatch(
+        self,
+        messages: list[Any],
+        out: RecordsBySplits[KafkaRecords],
+        finished: list[_Assigned],
+        kafka_error: Any,
+        tp_cls: Any,
+    ) -> None:
+        errors = [m for m in messages if m.error() is not None]
+        if errors:
+            messages = [m for m in messages if m.error() is None]
+        if messages:
+            self._dispatch_records(messages, out, finished)
+        for m in errors:  # after the records that came before them
+            self._on_error(m, finished, kafka_error, tp_cls)
+
+    def _dispatch_records(
+        self, messages: list[Any], out: RecordsBySplits[KafkaRecords], finished: list[_Assigned]
+    ) -> None:
+        single = len(self._splits) == 1
+        if single:
+            groups = {next(iter(self._splits)): messages}
+        else:
+            groups = {}
+            by_tp = self._by_tp
+            for m in messages:
+                sid = by_tp.get((m.topic(), m.partition()))
+                if sid is not None:
+                    groups.setdefault(sid, []).append(m)
+        for sid, msgs in groups.items():
+            a = self._splits.get(sid)
+            if a is None or a in finished:
+                continue
+            if msgs[0].offset() < a.next_offset:  # stale records (never expected): drop them
+                msgs = [m for m in msgs if m.offset() >= a.next_offset]
+                if not msgs:
+                    continue
+            stop = a.stop
+            if stop != NO_STOPPING_OFFSET and msgs[-1].offset() >= stop:
+                offsets = [m.offset() for m in msgs]
+                msgs = msgs[: bisect.bisect_left(offsets, stop)]
+                finished.append(a)
+            if msgs:
+                a.next_offset = msgs[-1].offset() + 1
+                out.add_all(sid, [KafkaRecords(a.tp[0], a.tp[1], msgs)])
+            if self._done(a) and a not in finished:
+                finished.append(a)
+
+    def _on_error(self, m: Any, finished: list[_Assigned], kafka_error: Any, tp_cls: Any) -> None:
+        err = m.error()
+        sid = self._by_tp.get((m.topic(), m.partition())) if m.topic() else None
+        a = self._splits.get(sid) if sid else None
+        code = err.code()
+        if code == kafka_error._PARTITION_EOF:
+            # the end of the partition (the last stable offset under read_committed): offsets up
+            # to it hold no more records for us, e.g. transaction markers or aborted records
+            if a is not None and a.stop != NO_STOPPING_OFFSET and m.offset() >= a.stop and a not in finished:
+                a.next_offset = max(a.next_offset, a.stop)
+                finished.append(a)
+            return
+        if code in (
+            kafka_error._AUTO_OFFSET_RESET,
+            kafka_error.OFFSET_OUT_OF_RANGE,
+            kafka_error.UNKNOWN_TOPIC_OR_PART,
+            kafka_error._UNKNOWN_PARTITION,
+            kafka_error._UNKNOWN_TOPIC,
+        ):
+            if a is None:
+                return
+            self._check_available(a, reported=err.str())
+            if self._done(a):
+                finished.append(a)
+            else:
+                self._consumer.incremental_unassign([tp_cls(a.tp[0], a.tp[1])])
+                self._consumer.incremental_assign([tp_cls(a.tp[0], a.tp[1], a.next_offset)])
+            return
+        if err.fatal():
+            self._healthy = False
+            raise ConnectorError(f"Kafka consumer failed: {err.str()}")
+        LOG.debug("consumer reported (retried by the client): %s", err.str())
+
+    def wake_up(self) -> None:  # noqa: D102
+        pass
+
+    def close(self) -> None:  # noqa: D102
+        if self._consumer is not None:
+            consumer, self._consumer = self._consumer, None
+            consumer_pool.release(self._pool_key, consumer, reusable=self._healthy)

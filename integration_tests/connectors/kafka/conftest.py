@@ -1,0 +1,60 @@
+"""Kafka brokers for the integration tests: one session broker per kind that can run here.
+
+``kafka_cluster`` is parametrized over real Kafka (Testcontainers, only where a Docker engine
+answers), noida-db and tansu (``KAFKA_BROKERS=noida-db,tansu`` chooses); each declares its gaps and
+``require(broker, *gaps)`` skips a test that needs one. ``noida`` is the same noida-db broker, for
+tests that need its features (delete_records, CreatePartitions, transactions) on one broker only.
+The logic lives in :mod:`connectors.testing.kafka_cluster`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from connectors.testing.kafka_cluster import Gap, KafkaBroker, available_broker_kinds, start_broker
+
+
+def _kinds() -> list[str]:
+    wanted = os.environ.get("KAFKA_BROKERS")
+    if wanted:
+        return [k.strip() for k in wanted.split(",") if k.strip()]
+    return available_broker_kinds()
+
+
+_STARTED: dict[str, KafkaBroker] = {}
+
+
+def _broker(kind: str) -> KafkaBroker:
+    if kind not in _STARTED:
+        _STARTED[kind] = start_broker(kind)
+    return _STARTED[kind]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stop_kafka_brokers() -> Iterator[None]:
+    yield
+    while _STARTED:
+        _STARTED.popitem()[1].stop()
+
+
+@pytest.fixture(scope="session", params=_kinds())
+def kafka_cluster(request: Any) -> KafkaBroker:
+    """A running broker of each kind that can run here."""
+    return _broker(request.param)
+
+
+@pytest.fixture(scope="session")
+def noida() -> KafkaBroker:
+    """The noida-db broker (the main local broker)."""
+    return _broker("noida-db")
+
+
+def require(broker: KafkaBroker, *gaps: Gap) -> None:
+    """Skip the test when ``broker`` gets any of ``gaps`` wrong."""
+    reason = broker.gap_reason(*gaps)
+    if reason:
+        pytest.skip(reason)
