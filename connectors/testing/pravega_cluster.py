@@ -38,7 +38,9 @@ __all__ = [
     "EmulatorProcess",
     "docker_available",
     "pravega_cluster",
+    "IsolatedCall",
     "run_isolated",
+    "start_isolated",
     "start_emulator",
     "unique_name",
 ]
@@ -277,6 +279,47 @@ def _child(conn: Any, func: Any, args: tuple[Any, ...]) -> None:
         conn.close()
 
 
+class IsolatedCall:
+    """A function running in a spawned child process; see :func:`start_isolated`."""
+
+    def __init__(self, func: Any, args: tuple[Any, ...]) -> None:
+        import multiprocessing
+
+        context = multiprocessing.get_context("spawn")
+        self._name = getattr(func, "__name__", str(func))
+        self._parent, child = context.Pipe(duplex=False)
+        self._process = context.Process(target=_child, args=(child, func, args), daemon=True)
+        self._process.start()
+        child.close()
+
+    def result(self, timeout: float) -> Any:
+        """Wait up to ``timeout`` seconds; return the value, or raise as :func:`run_isolated` does."""
+        try:
+            if not self._parent.poll(timeout):
+                raise TimeoutError(f"{self._name} did not finish within {timeout} s")
+            status, value = self._parent.recv()
+        except EOFError:
+            self._process.join(5)
+            raise AssertionError(f"{self._name} died with exit code {self._process.exitcode}") from None
+        finally:
+            self.kill()
+        if status == "error":
+            raise AssertionError(value)
+        return value
+
+    def kill(self) -> None:
+        """Kill the child if it still runs."""
+        if self._process.is_alive():
+            self._process.kill()
+        self._process.join(5)
+        self._parent.close()
+
+
+def start_isolated(func: Any, *args: Any) -> IsolatedCall:
+    """Start ``func(*args)`` in a fresh (spawned) process; collect it with ``.result(timeout)``."""
+    return IsolatedCall(func, args)
+
+
 def run_isolated(func: Any, *args: Any, timeout: float = 60.0) -> Any:
     """Run ``func(*args)`` in a fresh (spawned) process and return its result.
 
@@ -286,27 +329,4 @@ def run_isolated(func: Any, *args: Any, timeout: float = 60.0) -> Any:
     exception in the child is re-raised as :class:`AssertionError` with the child's traceback.
     ``func`` must be importable (a module-level function) and ``args`` picklable.
     """
-    import multiprocessing
-
-    context = multiprocessing.get_context("spawn")
-    parent, child = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(child, func, args), daemon=True)
-    process.start()
-    child.close()
-    try:
-        if not parent.poll(timeout):
-            raise TimeoutError(f"{getattr(func, '__name__', func)} did not finish within {timeout} s")
-        status, value = parent.recv()
-    except EOFError:
-        process.join(5)
-        raise AssertionError(
-            f"{getattr(func, '__name__', func)} died with exit code {process.exitcode}"
-        ) from None
-    finally:
-        if process.is_alive():
-            process.kill()
-        process.join(5)
-        parent.close()
-    if status == "error":
-        raise AssertionError(value)
-    return value
+    return start_isolated(func, *args).result(timeout)

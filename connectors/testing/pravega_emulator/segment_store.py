@@ -154,9 +154,10 @@ class SegmentStoreServer:
     # ---- appends ------------------------------------------------------------------------
 
     def _setup_append(self, conn: _Connection, cmd: Any) -> None:
+        # A sealed segment still answers AppendSetup, as the real store does: the first append then
+        # gets SegmentIsSealed, which sends the Rust writer to the successors. Refusing the setup
+        # instead makes that writer panic ("must have connection").
         segment = self.storage.get(cmd.segment)
-        if segment.sealed:
-            raise SegmentSealedError(cmd.segment)
         conn.writers[cmd.writer_id] = cmd.segment
         conn.pending[cmd.writer_id] = bytearray()
         last = segment.writers.get(cmd.writer_id, NULL_ATTRIBUTE_VALUE)

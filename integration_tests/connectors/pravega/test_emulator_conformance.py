@@ -16,39 +16,48 @@ from pathlib import Path
 
 import pytest
 
-from connectors.testing.pravega_cluster import PravegaCluster, run_isolated, start_emulator, unique_name
+from connectors.testing.pravega_cluster import (
+    PravegaCluster,
+    run_isolated,
+    start_emulator,
+    start_isolated,
+    unique_name,
+)
 
 pytestmark = pytest.mark.integration
 
 # ---- helpers (run in the child) ---------------------------------------------------------------
 
 
-def _read_all(
+async def _read_async(
     readers: list, expected: int, timeout: float = 40.0, settle: float = 1.5
 ) -> list[tuple[int, bytes]]:
     """Read with all ``readers`` concurrently until ``expected`` events arrived (then ``settle``
     seconds more, to catch duplicates); returns ``(reader index, payload)`` in arrival order."""
+    events: list[tuple[int, bytes]] = []
+    deadline = time.monotonic() + timeout
+    settle_until: list[float] = []
 
-    async def main() -> list[tuple[int, bytes]]:
-        events: list[tuple[int, bytes]] = []
-        deadline = time.monotonic() + timeout
-        settle_until: list[float] = []
+    async def loop(index: int, reader) -> None:
+        while time.monotonic() < deadline:
+            if settle_until and time.monotonic() > settle_until[0]:
+                return
+            segment_slice = await reader.get_segment_slice_async()
+            for event in segment_slice:
+                events.append((index, bytes(event.data())))
+            reader.release_segment(segment_slice)
+            if len(events) >= expected and not settle_until:
+                settle_until.append(time.monotonic() + settle)
 
-        async def loop(index: int, reader) -> None:
-            while time.monotonic() < deadline:
-                if settle_until and time.monotonic() > settle_until[0]:
-                    return
-                segment_slice = await reader.get_segment_slice_async()
-                for event in segment_slice:
-                    events.append((index, bytes(event.data())))
-                reader.release_segment(segment_slice)
-                if len(events) >= expected and not settle_until:
-                    settle_until.append(time.monotonic() + settle)
+    await asyncio.gather(*(loop(i, r) for i, r in enumerate(readers)))
+    return events
 
-        await asyncio.gather(*(loop(i, r) for i, r in enumerate(readers)))
-        return events
 
-    return asyncio.run(main())
+def _read_all(
+    readers: list, expected: int, timeout: float = 40.0, settle: float = 1.5
+) -> list[tuple[int, bytes]]:
+    """:func:`_read_async` from synchronous code."""
+    return asyncio.run(_read_async(readers, expected, timeout, settle))
 
 
 def _payloads(events: list[tuple[int, bytes]]) -> list[str]:
@@ -114,24 +123,44 @@ def _two_writers_and_reader(cluster: PravegaCluster) -> dict:
     return {"scope": scope, "stream": stream, "bytes": sum(8 + len(p) for p in payloads)}
 
 
-def _three_readers_exactly_once(cluster: PravegaCluster) -> list[int]:
+def _prepare_stream(cluster: PravegaCluster, segments: int, group: str) -> tuple[str, str]:
     scope = cluster.create_scope()
-    stream = cluster.create_stream(scope, segments=6)
+    stream = cluster.create_stream(scope, segments=segments)
+    cluster.manager.create_reader_group(group, scope, stream, False)
+    return scope, stream
+
+
+def _timed_writer(cluster: PravegaCluster, scope: str, stream: str, rounds: int, per_round: int) -> int:
     writer = cluster.writer(scope, stream)
-    total = 300
-    for seq in range(total):
-        writer.write_event(f"k{seq % 10}:{seq}", routing_key=f"k{seq % 10}")
-    writer.flush()
-    group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
-    readers = [group.create_reader(f"reader-{i}") for i in range(3)]
-    events = _read_all(readers, total, settle=3.0)
-    payloads = _payloads(events)
-    assert len(payloads) == total, f"read {len(payloads)} events, {len(set(payloads))} distinct"
-    assert len(set(payloads)) == total
-    _assert_order_per_key(payloads)
-    for reader in readers:
-        reader.reader_offline()
-    return [sum(1 for index, _ in events if index == i) for i in range(3)]
+    for round_ in range(rounds):
+        for i in range(per_round):
+            seq = round_ * per_round + i
+            writer.write_event(f"k{seq % 12}:{seq}", routing_key=f"k{seq % 12}")
+        writer.flush()
+        time.sleep(1.0)
+    return rounds * per_round
+
+
+def _group_reader(
+    cluster: PravegaCluster, scope: str, stream: str, group: str, name: str, run_for: float
+) -> list[str]:
+    """One reader of a shared group, in its own process: reads for ``run_for`` s, then until idle."""
+    reader = cluster.manager.create_reader_group(group, scope, stream, False).create_reader(name)
+
+    async def main() -> list[str]:
+        payloads: list[str] = []
+        started = last_event = time.monotonic()
+        while time.monotonic() - started < run_for or time.monotonic() - last_event < 3.0:
+            segment_slice = await reader.get_segment_slice_async()
+            for event in segment_slice:
+                payloads.append(bytes(event.data()).decode())
+                last_event = time.monotonic()
+            reader.release_segment(segment_slice)
+        return payloads
+
+    payloads = asyncio.run(main())
+    reader.reader_offline()
+    return payloads
 
 
 def _stream_cut_start(cluster: PravegaCluster) -> dict:
@@ -161,41 +190,45 @@ def _scale_while_writing_and_reading(cluster: PravegaCluster) -> dict:
     control = cluster.control
     scope = cluster.create_scope()
     stream = cluster.create_stream(scope, segments=2)
-    writer = cluster.writer(scope, stream)
+    # Up to 1000 unacknowledged events: writes below are still in flight when segments get sealed.
+    # (Synchronous write_event keeps the submission order; write_event_async calls do not.)
+    writer = cluster.writer(scope, stream, 1000)
     group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
     reader = group.create_reader("r1")
     keys = [f"key{i}" for i in range(8)]
-    seq = 0
-    for _ in range(5):
-        for key in keys:
-            writer.write_event(f"{key}:{seq}", routing_key=key)
-            seq += 1
-    writer.flush()
-    first = _read_all([reader], seq, settle=0.2)
-    # Split every segment of epoch 0, then merge the four into one: two more epochs.
-    for segment in control.active_segments(scope, stream):
+    total = 5 * 80
+    written = 0
+    events: list[tuple[int, bytes]] = []
+
+    def produce(count: int) -> None:
+        nonlocal written
+        for seq in range(written, written + count):
+            writer.write_event(f"{keys[seq % 8]}:{seq}", routing_key=keys[seq % 8])
+        written += count
+
+    def read(at_least: int) -> None:
+        events.extend(asyncio.run(_read_async([reader], at_least, timeout=30, settle=0.0)))
+
+    produce(80)
+    read(40)
+    produce(80)
+    for segment in control.active_segments(scope, stream):  # epoch 0 -> split into four
         control.split(scope, stream, segment["id"], 2)
-    for _ in range(5):
-        for key in keys:
-            writer.write_event(f"{key}:{seq}", routing_key=key)
-            seq += 1
-    writer.flush()
+    produce(80)
+    read(100 - len(events))
+    produce(80)
     active = control.active_segments(scope, stream)
     assert len(active) == 4 and all(s["epoch"] in (1, 2) for s in active), active
-    control.scale(scope, stream, [s["id"] for s in active], [(0.0, 1.0)])
-    for _ in range(5):
-        for key in keys:
-            writer.write_event(f"{key}:{seq}", routing_key=key)
-            seq += 1
+    control.scale(scope, stream, [s["id"] for s in active], [(0.0, 1.0)])  # merge back into one
+    produce(80)
     writer.flush()
-    rest = _read_all([reader], seq - len(first), timeout=60)
-    payloads = _payloads(first + rest)
-    assert len(payloads) == seq, f"read {len(payloads)} of {seq}"
-    assert sorted(payloads) == sorted(f"{keys[i % 8]}:{i}" for i in range(seq))
+    read(total - len(events))
+    payloads = _payloads(events)
+    assert len(payloads) == total, f"read {len(payloads)} of {total}"
+    assert sorted(payloads) == sorted(f"{keys[i % 8]}:{i}" for i in range(total))
     _assert_order_per_key(payloads)
-    lengths = control.segment_lengths(scope, stream)
     described = control.describe_stream(scope, stream)
-    return {"lengths": lengths, "epochs": described["epochs"]}
+    return {"lengths": control.segment_lengths(scope, stream), "epochs": described["epochs"]}
 
 
 def _seal(cluster: PravegaCluster) -> None:
@@ -349,10 +382,29 @@ def test_two_writers_with_routing_keys_and_flush(pravega_cluster: PravegaCluster
         assert sum(lengths.values()) == result["bytes"]
 
 
-@pytest.mark.timeout(120, method="signal")
+@pytest.mark.timeout(150, method="signal")
 def test_reader_group_of_three_reads_every_event_exactly_once(pravega_cluster: PravegaCluster) -> None:
-    per_reader = run_isolated(_three_readers_exactly_once, pravega_cluster, timeout=100)
-    assert sum(per_reader) == 300
+    """Three readers of one group, each in its own process (as deployed), while a writer runs.
+
+    The Rust client gives all segments to the first reader and moves one segment at a time to
+    others every 10 s, so the run spans over 20 s for the group to spread.
+    """
+    group = unique_name("rg")
+    scope, stream = run_isolated(_prepare_stream, pravega_cluster, 6, group, timeout=30)
+    readers = [
+        start_isolated(_group_reader, pravega_cluster, scope, stream, group, f"r{i}", 24.0) for i in range(3)
+    ]
+    total = run_isolated(_timed_writer, pravega_cluster, scope, stream, 20, 30, timeout=60)
+    per_reader = [reader.result(timeout=60) for reader in readers]
+    everything = [payload for payloads in per_reader for payload in payloads]
+    counts = [len(payloads) for payloads in per_reader]
+    assert len(everything) == total, (
+        f"read {len(everything)} of {total} ({len(set(everything))} distinct), {counts}"
+    )
+    assert sorted(everything) == sorted(f"k{s % 12}:{s}" for s in range(total))
+    for payloads in per_reader:
+        _assert_order_per_key(payloads)
+    assert sum(1 for count in counts if count > 0) >= 2, f"the group never spread: events per reader {counts}"
 
 
 @pytest.mark.timeout(90, method="signal")
@@ -364,7 +416,11 @@ def test_stream_cut_and_reader_group_started_from_it(pravega_cluster: PravegaClu
 def test_scale_mid_stream_writers_and_readers_follow(emulator_cluster: PravegaCluster) -> None:
     result = run_isolated(_scale_while_writing_and_reading, emulator_cluster, timeout=120)
     assert len(result["epochs"]) == 4  # 0: two segments, 1 and 2: splits, 3: merged into one
-    assert all(length > 0 for length in result["lengths"].values()), result["lengths"]
+    lengths = result["lengths"]
+    expected_bytes = sum(8 + len(f"key{i % 8}:{i}") for i in range(400))
+    assert sum(lengths.values()) == expected_bytes, lengths  # each event stored exactly once
+    (merged,) = result["epochs"][3]
+    assert lengths[merged] > 0, lengths  # writers moved on to the last successor
 
 
 @pytest.mark.timeout(90, method="signal")

@@ -157,6 +157,9 @@ def test_sealed_truncated_and_missing_segments(emulator, controller) -> None:
     assert end.at_tail and end.end_of_segment and end.data == b""
     sealed = conn.call(wc.AppendBlockEnd(3, 1, b"x", 1, 2, 8))
     assert isinstance(sealed, wc.SegmentIsSealed) and sealed.request_id == 8
+    # Like the real store, setting up appends on a sealed segment succeeds; the append then fails.
+    assert isinstance(conn.call(wc.SetupAppend(11, 12, segment, "")), wc.AppendSetup)
+    assert isinstance(conn.call(wc.AppendBlockEnd(12, 1, b"x", 1, 1, 12)), wc.SegmentIsSealed)
     missing = conn.call(wc.ReadSegment("wire/states/9.#epoch.0", 0, 10, "", 9))
     assert isinstance(missing, wc.NoSuchSegment)
     assert isinstance(conn.call(wc.SetupAppend(10, 4, "wire/nope/0.#epoch.0", "")), wc.NoSuchSegment)
