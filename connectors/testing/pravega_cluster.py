@@ -236,6 +236,14 @@ def docker_available(timeout: float = 3.0) -> bool:
         return False
 
 
+def _testcontainers_available() -> bool:
+    try:
+        import testcontainers.core.container  # type: ignore[import-not-found]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 @contextlib.contextmanager
 def _docker_cluster() -> Iterator[PravegaCluster]:
     from testcontainers.core.container import DockerContainer  # type: ignore[import-not-found]
@@ -257,9 +265,11 @@ def _docker_cluster() -> Iterator[PravegaCluster]:
 def pravega_cluster(log_dir: Path | None = None, prefer_docker: bool = True) -> Iterator[PravegaCluster]:
     """Yield a running cluster: real Pravega in Docker when an engine answers, else the emulator."""
     if prefer_docker and os.environ.get("PRAVEGA_BACKEND", "") != Backend.EMULATOR and docker_available():
-        with _docker_cluster() as cluster:
-            yield cluster
-        return
+        if _testcontainers_available():
+            with _docker_cluster() as cluster:
+                yield cluster
+            return
+        _LOG.warning("a Docker engine answers but testcontainers is not installed; using the emulator")
     with contextlib.ExitStack() as stack:
         if log_dir is None:
             log_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pravega-emulator-")))

@@ -98,3 +98,34 @@ def test_seal_and_delete() -> None:
     metadata.delete_stream("s", "t")
     assert "s/t/0.#epoch.0" not in metadata.storage.segments
     metadata.delete_scope("s")
+
+
+def test_data_directory_round_trip(tmp_path) -> None:
+    storage = SegmentStorage(tmp_path)
+    storage.load()
+    metadata = Metadata(storage)
+    storage.snapshot_provider = metadata.to_json
+    metadata.create_scope("s")
+    metadata.create_stream("s", "t", StreamConfiguration(min_segments=2, tags=["x"]))
+    segment = storage.get("s/t/0.#epoch.0")
+    storage.append(segment, b"hello")
+    segment.writers[42] = 7
+    metadata.scale("s", "t", [1], [(0.5, 1.0)])
+    metadata.truncate("s", "t", {0: 2, segment_id(1, 2): 0})
+    txn = metadata.create_transaction("s", "t", 1000)
+    table = storage.create_table("s/_rg_kvtable/0.#epoch.0")
+    table.update([(b"k", -1, b"v")])
+    storage.close()
+
+    again = SegmentStorage(tmp_path)
+    again.load()
+    restored = Metadata(again)
+    restored.load_json(again.extra_state)
+    stream = restored.stream("s", "t")
+    assert stream.epochs == [[0, 1], [0, segment_id(1, 2)]] and stream.config.tags == ["x"]
+    assert stream.head == {0: 2, segment_id(1, 2): 0}
+    copy = again.get("s/t/0.#epoch.0")
+    assert bytes(copy.data) == b"hello" and copy.start_offset == 2 and copy.writers == {42: 7}
+    assert again.get("s/t/1.#epoch.0").sealed
+    assert stream.transactions[txn.id].state == TxnState.OPEN
+    assert again.get_table("s/_rg_kvtable/0.#epoch.0").get(b"k") == (b"v", 0)
