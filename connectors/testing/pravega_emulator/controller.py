@@ -297,6 +297,20 @@ class ControllerServicer:
             ]
         )
 
+    async def getSegmentsImmediatlyFollowing(self, request: Any, context: Any) -> Any:
+        """The deprecated, misspelt name of getSegmentsImmediatelyFollowing."""
+        return await self.getSegmentsImmediatelyFollowing(request, context)
+
+    async def getSegmentsBetween(self, request: Any, context: Any) -> Any:
+        """Segments holding data between two stream cuts (empty ``from``: head; empty ``to``: tail)."""
+        try:
+            stream = self._find(request.streamInfo)
+            ids = self.metadata.segments_between(stream, dict(getattr(request, "from")), dict(request.to))
+        except NotFoundError as exc:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
+        info = self._stream_info(stream)
+        return pb.StreamCutRangeResponse(segments=[pb.SegmentId(streamInfo=info, segmentId=i) for i in ids])
+
     async def getURI(self, request: Any, context: Any) -> Any:
         """The segment store endpoint (one store owns every segment)."""
         return pb.NodeUri(endpoint=self.host, port=self.port)

@@ -236,6 +236,40 @@ class Metadata:
             if seg_id in record.predecessors
         ]
 
+    def segments_between(self, stream: Stream, start: dict[int, int], end: dict[int, int]) -> list[int]:
+        """Ids of the segments holding data between two stream cuts (empty: head / tail)."""
+        start_ids = set(start) or set(stream.head)
+        for seg in set(start) | set(end):
+            if seg not in stream.segments:
+                raise NotFoundError(f"segment {seg} of {stream.scope}/{stream.name}")
+        result: set[int] = set()
+        pending = list(start_ids)
+        while pending:
+            seg = pending.pop()
+            if seg in result:
+                continue
+            result.add(seg)
+            if seg in end:
+                continue  # the end cut stops the walk in this segment
+            if end and self._after_cut(stream, seg, end):
+                result.discard(seg)
+                continue
+            pending.extend(record.id for record, _ in self.successors(stream, seg))
+        return sorted(result)
+
+    def _after_cut(self, stream: Stream, seg: int, cut: dict[int, int]) -> bool:
+        """True when ``seg`` descends from a segment of ``cut`` (so lies beyond the cut)."""
+        pending = list(stream.segments[seg].predecessors)
+        seen: set[int] = set()
+        while pending:
+            current = pending.pop()
+            if current in cut:
+                return True
+            if current not in seen:
+                seen.add(current)
+                pending.extend(stream.segments[current].predecessors)
+        return False
+
     def segments_at(self, stream: Stream, timestamp: int) -> dict[int, int]:
         """Segment id -> offset to start reading at ``timestamp`` (0 or earlier: the head)."""
         if timestamp <= stream.epoch_times[0]:

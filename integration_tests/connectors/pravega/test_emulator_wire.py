@@ -228,6 +228,10 @@ def test_controller_segments_successors_and_transactions(emulator, controller) -
         ((1 << 32) | 2, [1]),
         ((1 << 32) | 3, [1]),
     ]
+    request = pb.StreamCutRange(streamInfo=info, to={0: 0, (1 << 32) | 2: 0, (1 << 32) | 3: 0})
+    getattr(request, "from").update({0: 0, 1: 0})
+    between = controller.getSegmentsBetween(request)
+    assert sorted(s.segmentId for s in between.segments) == [0, 1, (1 << 32) | 2, (1 << 32) | 3]
     epoch0 = controller.getEpochSegments(pb.GetEpochSegmentsRequest(streamInfo=info, epoch=0))
     assert [r.segmentId.segmentId for r in epoch0.segmentRanges] == [0, 1]
     head = controller.getSegments(pb.GetSegmentsRequest(streamInfo=info, timestamp=0))

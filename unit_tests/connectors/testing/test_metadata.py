@@ -129,3 +129,14 @@ def test_data_directory_round_trip(tmp_path) -> None:
     assert again.get("s/t/1.#epoch.0").sealed
     assert stream.transactions[txn.id].state == TxnState.OPEN
     assert again.get_table("s/_rg_kvtable/0.#epoch.0").get(b"k") == (b"v", 0)
+
+
+def test_segments_between_stream_cuts() -> None:
+    metadata = _metadata()
+    metadata.scale("s", "t", [1], [(0.5, 0.75), (0.75, 1.0)])  # 1 -> 2, 3 (epoch 1)
+    metadata.scale("s", "t", [0], [(0.0, 0.5)])  # 0 -> 4 (epoch 2)
+    stream = metadata.stream("s", "t")
+    s2, s3, s4 = segment_id(1, 2), segment_id(1, 3), segment_id(2, 4)
+    assert metadata.segments_between(stream, {}, {}) == sorted([0, 1, s2, s3, s4])
+    assert metadata.segments_between(stream, {0: 0, 1: 0}, {0: 5, s2: 0, s3: 0}) == sorted([0, 1, s2, s3])
+    assert metadata.segments_between(stream, {s4: 0, s2: 0, s3: 0}, {}) == sorted([s2, s3, s4])

@@ -93,6 +93,14 @@ class ControllerServiceStub:
                 '/io.pravega.controller.stream.api.grpc.v1.ControllerService/getSegmentsImmediatelyFollowing',
                 request_serializer=connectors_dot_testing_dot_pravega__emulator_dot_proto_dot_controller__pb2.SegmentId.SerializeToString,
                 response_deserializer=connectors_dot_testing_dot_pravega__emulator_dot_proto_dot_controller__pb2.SuccessorResponse.FromString)
+        self.getSegmentsImmediatlyFollowing = channel.unary_unary(
+                '/io.pravega.controller.stream.api.grpc.v1.ControllerService/getSegmentsImmediatlyFollowing',
+                request_serializer=connectors_dot_testing_dot_pravega__emulator_dot_proto_dot_controller__pb2.SegmentId.SerializeToString,
+                response_deserializer=connectors_dot_testing_dot_pravega__emulator_dot_proto_dot_controller__pb2.SuccessorResponse.FromString)
+        self.getSegmentsBetween = channel.unary_unary(
+                '/io.pravega.controller.stream.api.grpc.v1.ControllerService/getSegmentsBetween',
+                request_serializer=connectors_dot_testing_dot_pravega__emulator_dot_proto_dot_controller__pb2.StreamCutRange.SerializeToString,
+                response_deserializer=connectors_dot_testing_dot_pravega__emulator_dot_proto_dot_controller__pb2.StreamCutRangeResponse.FromString)
         self.getURI = channel.unary_unary(
                 '/io.pravega.controller.stream.api.grpc.v1.ControllerService/getURI',
                 request_serializer=connectors_dot_testing_dot_pravega__emulator_dot_proto_dot_controller__pb2.SegmentId.SerializeToString,
@@ -259,6 +267,19 @@ class ControllerServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def getSegmentsImmediatelyFollowing(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def getSegmentsImmediatlyFollowing(self, request, context):
+        """The misspelt name older clients call; same answer.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def getSegmentsBetween(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -435,6 +456,16 @@ def add_ControllerServiceServicer_to_server(servicer, server):
                     servicer.getSegmentsImmediatelyFollowing,
                     request_deserializer=connectors_dot_testing_dot_pravega__emulator_dot_proto_dot_controller__pb2.SegmentId.FromString,
                     response_serializer=connectors_dot_testing_dot_pravega__emulator_dot_proto_dot_controller__pb2.SuccessorResponse.SerializeToString,
+            ),
+            'getSegmentsImmediatlyFollowing': grpc.unary_unary_rpc_method_handler(
+                    servicer.getSegmentsImmediatlyFollowing,
+                    request_deserializer=connectors_dot_testing_dot_pravega__emulator_dot_proto_dot_controller__pb2.SegmentId.FromString,
+                    response_serializer=connectors_dot_testing_dot_pravega__emulator_dot_proto_dot_controller__pb2.SuccessorResponse.SerializeToString,
+            ),
+            'getSegmentsBetween': grpc.unary_unary_rpc_method_handler(
+                    servicer.getSegmentsBetween,
+                    request_deserializer=connectors_dot_testing_dot_pravega__emulator_dot_proto_dot_controller__pb2.StreamCutRange.FromString,
+                    response_serializer=connectors_dot_testing_dot_pravega__emulator_dot_proto_dot_controller__pb2.StreamCutRangeResponse.SerializeToString,
             ),
             'getURI': grpc.unary_unary_rpc_method_handler(
                     servicer.getURI,
@@ -991,6 +1022,58 @@ class ControllerService:
             '/io.pravega.controller.stream.api.grpc.v1.ControllerService/getSegmentsImmediatelyFollowing',
             connectors_dot_testing_dot_pravega__emulator_dot_proto_dot_controller__pb2.SegmentId.SerializeToString,
             connectors_dot_testing_dot_pravega__emulator_dot_proto_dot_controller__pb2.SuccessorResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata)
+
+    @staticmethod
+    def getSegmentsImmediatlyFollowing(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/io.pravega.controller.stream.api.grpc.v1.ControllerService/getSegmentsImmediatlyFollowing',
+            connectors_dot_testing_dot_pravega__emulator_dot_proto_dot_controller__pb2.SegmentId.SerializeToString,
+            connectors_dot_testing_dot_pravega__emulator_dot_proto_dot_controller__pb2.SuccessorResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata)
+
+    @staticmethod
+    def getSegmentsBetween(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/io.pravega.controller.stream.api.grpc.v1.ControllerService/getSegmentsBetween',
+            connectors_dot_testing_dot_pravega__emulator_dot_proto_dot_controller__pb2.StreamCutRange.SerializeToString,
+            connectors_dot_testing_dot_pravega__emulator_dot_proto_dot_controller__pb2.StreamCutRangeResponse.FromString,
             options,
             channel_credentials,
             insecure,
