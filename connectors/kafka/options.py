@@ -386,6 +386,8 @@ class KafkaSourceOptions:
                 "enable.partition.eof": True,
             }
         )
+        # the Java client (and so Spark) defaults to read_uncommitted; librdkafka to read_committed
+        conf["isolation.level"] = "read_committed" if self.read_committed else "read_uncommitted"
         conf.setdefault("log.connection.close", False)
         conf.setdefault("receive.message.max.bytes", 200_000_000)
         conf.setdefault("fetch.max.bytes", 52_428_800)

@@ -109,7 +109,6 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
     # --- data loss ------------------------------------------------------------------------------
     def _check_available(self, a: _Assigned, reported: str | None = None) -> None:
         """Move past offsets that are gone, or fail (``failOnDataLoss``)."""
-        from confluent_kafka import TopicPartition
 
         bounded = a.stop != NO_STOPPING_OFFSET
         try:

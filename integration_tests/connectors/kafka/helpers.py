@@ -1,0 +1,83 @@
+"""Helpers shared by the Kafka integration tests."""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from typing import Any
+
+from connectors.testing.kafka_cluster import KafkaBroker
+
+FORMAT = "kafka-unified"
+
+
+def reader(spark: Any, broker: KafkaBroker, **options: str) -> Any:
+    """A batch DataFrameReader for ``broker``."""
+    return spark.read.format(FORMAT).option("kafka.bootstrap.servers", broker.bootstrap).options(**options)
+
+
+def stream(spark: Any, broker: KafkaBroker, **options: str) -> Any:
+    """A streaming DataFrameReader for ``broker``."""
+    return (
+        spark.readStream.format(FORMAT).option("kafka.bootstrap.servers", broker.bootstrap).options(**options)
+    )
+
+
+def values_of(rows: Any) -> list[bytes]:
+    """The ``value`` column as bytes."""
+    return [bytes(r["value"]) for r in rows]
+
+
+def memory_query(df: Any, tmp_path: Any, trigger: dict[str, Any] | None = None) -> tuple[Any, str]:
+    """Start ``df`` into a memory table; returns ``(query, table name)``."""
+    name = f"q_{uuid.uuid4().hex[:10]}"
+    writer = (
+        df.writeStream.format("memory")
+        .queryName(name)
+        .option("checkpointLocation", os.path.join(str(tmp_path), name))
+    )
+    writer = writer.trigger(**(trigger or {"processingTime": "200 milliseconds"}))
+    return writer.start(), name
+
+
+def wait_rows(spark: Any, table: str, count: int, query: Any, timeout_s: float = 90.0) -> list[Any]:
+    """Wait until ``table`` holds at least ``count`` rows (or the query fails)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if query.exception() is not None:
+            raise AssertionError(f"query failed: {query.exception()}")
+        rows = spark.sql(f"select * from {table}").collect()
+        if len(rows) >= count:
+            return rows
+        time.sleep(0.3)
+    raise AssertionError(f"{table}: fewer than {count} rows after {timeout_s}s")
+
+
+def batch_sizes(query: Any) -> list[int]:
+    """``numInputRows`` of each micro-batch that read something."""
+    return [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
+
+
+def produce_transactions(broker: KafkaBroker, topic: str) -> tuple[list[bytes], list[bytes]]:
+    """Committed (5), aborted (3), committed (2) transactions on partition 0.
+
+    Returns ``(committed values, every value)``; the log also holds three transaction markers.
+    """
+    p = broker.producer(**{"transactional.id": f"tx-{topic}"})
+    p.init_transactions(30)
+    committed: list[bytes] = []
+    every: list[bytes] = []
+    for tag, n, commit in (("c", 5, True), ("a", 3, False), ("d", 2, True)):
+        p.begin_transaction()
+        values = [f"{tag}{i}".encode() for i in range(n)]
+        for v in values:
+            p.produce(topic, value=v, partition=0)
+        p.flush(30)  # so aborted records reach the log (librdkafka purges unsent ones on abort)
+        if commit:
+            p.commit_transaction(30)
+            committed += values
+        else:
+            p.abort_transaction(30)
+        every += values
+    return committed, every
