@@ -1,0 +1,189 @@
+"""``ControllerClient``: the few controller gRPC calls the segment reader needs.
+
+The official Python client exposes no segment-level API, so the connector asks the controller
+itself: current segments, segments at the head (the truncation point), successors of a sealed
+segment and the segment store endpoint of a segment. Requests go through generic gRPC calls on
+Pravega's real method paths with messages from the connector's private copy of the proto.
+
+Threading: a client is used from one thread at a time; ``shared_controller`` pools one client per
+(controller, security settings) per process, as DESIGN.md allows for expensive clients.
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from connector_base import ConnectorError
+from connectors.pravega._proto import controller_pb2 as pb
+
+__all__ = ["ControllerClient", "SegmentRange", "Successor", "ConnectionSettings", "shared_controller"]
+
+SERVICE = "/io.pravega.controller.stream.api.grpc.v1.ControllerService/"
+CALL_TIMEOUT_S = 30.0
+HEAD_TIMESTAMP = 0
+"""``getSegments`` at time 0 answers the head stream cut (the truncation point)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionSettings:
+    """Where the controller is and how to talk to it. ``repr`` never shows secrets."""
+
+    controller: str
+    tls_enabled: bool = False
+    trust_store: str | None = None
+    auth_enabled: bool = False
+    username: str | None = None
+    password: str | None = None
+    auth_token: str | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"ConnectionSettings(controller={self.controller!r}, tls_enabled={self.tls_enabled}, "
+            f"auth_enabled={self.auth_enabled}, credentials={'<set>' if self.has_secret else '<none>'})"
+        )
+
+    @property
+    def has_secret(self) -> bool:
+        """Whether a password or token is configured."""
+        return bool(self.password or self.auth_token)
+
+    @property
+    def target(self) -> str:
+        """``host:port`` of the controller."""
+        uri = self.controller
+        for scheme in ("tcp://", "tls://", "pravega://"):
+            if uri.startswith(scheme):
+                uri = uri[len(scheme) :]
+        return uri.split(",")[0].rstrip("/")
+
+    def metadata(self) -> list[tuple[str, str]]:
+        """gRPC call metadata carrying the credentials (Pravega's Basic/Bearer schemes)."""
+        if not self.auth_enabled:
+            return []
+        if self.auth_token:
+            return [("authorization", f"Bearer {self.auth_token}")]
+        if self.username is not None:
+            raw = f"{self.username}:{self.password or ''}".encode()
+            return [("authorization", "Basic " + base64.b64encode(raw).decode())]
+        return []
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentRange:
+    """A segment and its key range."""
+
+    segment_id: int
+    min_key: float
+    max_key: float
+
+
+@dataclass(frozen=True, slots=True)
+class Successor:
+    """A successor segment and the ids of all its predecessors."""
+
+    segment: SegmentRange
+    predecessors: tuple[int, ...]
+
+
+def segment_name(scope: str, stream: str, segment_id: int) -> str:
+    """The qualified segment name: ``scope/stream/<number>.#epoch.<epoch>``."""
+    return f"{scope}/{stream}/{segment_id & 0xFFFFFFFF}.#epoch.{segment_id >> 32}"
+
+
+class ControllerClient:
+    """Blocking gRPC calls to the controller (see the module docstring)."""
+
+    def __init__(self, settings: ConnectionSettings) -> None:
+        self.settings = settings
+        if settings.tls_enabled:
+            roots = None
+            if settings.trust_store:
+                with open(settings.trust_store, "rb") as f:
+                    roots = f.read()
+            self._channel = grpc.secure_channel(settings.target, grpc.ssl_channel_credentials(roots))
+        else:
+            self._channel = grpc.insecure_channel(settings.target)
+        self._metadata = settings.metadata()
+        self._calls: dict[str, Any] = {}
+
+    def _call(self, method: str, request: Any, response_type: Any) -> Any:
+        call = self._calls.get(method)
+        if call is None:
+            call = self._channel.unary_unary(
+                SERVICE + method,
+                request_serializer=lambda m: m.SerializeToString(),
+                response_deserializer=response_type.FromString,
+            )
+            self._calls[method] = call
+        try:
+            return call(request, timeout=CALL_TIMEOUT_S, metadata=self._metadata or None)
+        except grpc.RpcError as e:
+            code = e.code() if hasattr(e, "code") else None
+            raise ConnectorError(
+                f"Pravega controller {self.settings.target} failed {method}: {code} {e.details() if hasattr(e, 'details') else e}"  # noqa: E501
+            ) from None
+
+    @staticmethod
+    def _stream(scope: str, stream: str) -> Any:
+        return pb.StreamInfo(scope=scope, stream=stream)
+
+    def stream_exists(self, scope: str, stream: str) -> bool:
+        """Whether the stream exists."""
+        return bool(self._call("checkStreamExists", self._stream(scope, stream), pb.ExistsResponse).exists)
+
+    def current_segments(self, scope: str, stream: str) -> list[SegmentRange]:
+        """The segments of the current epoch."""
+        reply = self._call("getCurrentSegments", self._stream(scope, stream), pb.SegmentRanges)
+        return [_range(r) for r in reply.segmentRanges]
+
+    def head(self, scope: str, stream: str) -> dict[int, int]:
+        """The head stream cut: segment id -> first readable offset."""
+        request = pb.GetSegmentsRequest(streamInfo=self._stream(scope, stream), timestamp=HEAD_TIMESTAMP)
+        reply = self._call("getSegments", request, pb.SegmentsAtTime)
+        return {int(loc.segmentId.segmentId): int(loc.offset) for loc in reply.segments}
+
+    def successors(self, scope: str, stream: str, segment_id: int) -> list[Successor]:
+        """The segments that immediately follow a sealed segment, with all their predecessors."""
+        request = pb.SegmentId(streamInfo=self._stream(scope, stream), segmentId=segment_id)
+        reply = self._call("getSegmentsImmediatelyFollowing", request, pb.SuccessorResponse)
+        return [Successor(_range(e.segment), tuple(sorted(int(v) for v in e.value))) for e in reply.segments]
+
+    def endpoint(self, scope: str, stream: str, segment_id: int) -> tuple[str, int]:
+        """``(host, port)`` of the segment store that owns a segment."""
+        request = pb.SegmentId(streamInfo=self._stream(scope, stream), segmentId=segment_id)
+        reply = self._call("getURI", request, pb.NodeUri)
+        return str(reply.endpoint), int(reply.port)
+
+    def close(self) -> None:
+        """Close the channel."""
+        self._channel.close()
+
+
+def _range(r: Any) -> SegmentRange:
+    return SegmentRange(int(r.segmentId.segmentId), float(r.minKey), float(r.maxKey))
+
+
+_POOL: dict[ConnectionSettings, ControllerClient] = {}
+_POOL_LOCK = threading.Lock()
+
+
+def shared_controller(settings: ConnectionSettings) -> ControllerClient:
+    """One controller client per settings per process (gRPC channels are thread-safe)."""
+    with _POOL_LOCK:
+        client = _POOL.get(settings)
+        if client is None:
+            client = _POOL[settings] = ControllerClient(settings)
+        return client
+
+
+def delegation_token(client: ControllerClient, scope: str, stream: str) -> str:
+    """A delegation token for the segment store (empty when authentication is off)."""
+    if not client.settings.auth_enabled:
+        return ""
+    reply = client._call("getDelegationToken", client._stream(scope, stream), pb.DelegationToken)
+    return str(reply.delegationToken)

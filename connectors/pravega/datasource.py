@@ -1,0 +1,78 @@
+"""The PySpark adapter of ``format("pravega")``: options in, bridge (and sink) out."""
+
+from __future__ import annotations
+
+from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter
+from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
+
+from connector_base import InvalidOptionError
+from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner
+from connectors.pravega.options import PravegaSinkOptions, PravegaSourceOptions, ReadMode
+from connectors.pravega.planner import PravegaSegmentPlanner
+from connectors.pravega.source import PravegaSource
+
+__all__ = ["PRAVEGA_SCHEMA", "PravegaDataSource"]
+
+PRAVEGA_SCHEMA = StructType(
+    [
+        StructField("event", BinaryType()),
+        StructField("scope", StringType()),
+        StructField("stream", StringType()),
+        StructField("segment_id", LongType()),
+        StructField("offset", LongType()),
+    ]
+)
+
+
+class PravegaDataSource(SourceDataSource):
+    """``spark.read`` / ``readStream`` / ``write`` / ``writeStream`` ``.format("pravega")``."""
+
+    @classmethod
+    def name(cls) -> str:  # noqa: D102
+        return "pravega"
+
+    def default_schema(self) -> StructType:  # noqa: D102
+        return PRAVEGA_SCHEMA
+
+    def _options(self, streaming: bool) -> PravegaSourceOptions:
+        opts = PravegaSourceOptions.parse(dict(self.options), streaming)
+        if opts.mode is ReadMode.READER_GROUP:
+            raise InvalidOptionError(
+                "mode",
+                "reader_group",
+                "segments in Spark (reader-group splits cannot replay a micro-batch; they run in the "
+                "local runtime only, see docs/pravega.md)",
+            )
+        return opts
+
+    def create_source(self, schema: StructType, streaming: bool) -> PravegaSource:  # noqa: D102
+        return PravegaSource(self._options(streaming))
+
+    def create_planner(self, source: PravegaSource) -> SplitPlanner[object]:  # type: ignore[override]  # noqa: D102
+        return PravegaSegmentPlanner(source.options)  # type: ignore[return-value]
+
+    def read_limit_options(self) -> ReadLimitOptions:  # noqa: D102
+        return self._options(streaming=True).read_limits()
+
+    def reader_config(self) -> dict[str, object]:  # noqa: D102
+        return {"source.reader.element.queue.capacity": 4}
+
+    # --- sink -------------------------------------------------------------------------------------
+    def _sink_options(self, schema: StructType) -> PravegaSinkOptions:
+        from connectors.pravega.sink import validate_sink_schema
+
+        opts = PravegaSinkOptions.parse(dict(self.options))
+        validate_sink_schema(schema)
+        return opts
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        """A batch writer (``df.write``)."""
+        from connectors.pravega.sink import PravegaBatchWriter
+
+        return PravegaBatchWriter(self._sink_options(schema), schema)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802
+        """A streaming writer (``df.writeStream``)."""
+        from connectors.pravega.sink import PravegaStreamWriter
+
+        return PravegaStreamWriter(self._sink_options(schema), schema)

@@ -1,0 +1,31 @@
+"""``PravegaRecordEmitter``: hands decoded Arrow batches to the output and advances the offset."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from connector_base import BatchEmitter, ReaderOutput
+from connectors.pravega.split import PravegaSegmentSplitState
+from connectors.pravega.split_reader import SegmentChunk
+
+__all__ = ["PravegaRecordEmitter"]
+
+
+class PravegaRecordEmitter(BatchEmitter[SegmentChunk, object, PravegaSegmentSplitState]):
+    """Batches go out whole (``collect_batch``); the state moves past the last event of each."""
+
+    def emit_record(  # noqa: D102
+        self, element: SegmentChunk, output: ReaderOutput[object], split_state: PravegaSegmentSplitState
+    ) -> None:
+        output.collect_batch(element.batch)
+        split_state.next_offset = element.next_offset
+
+    def emit_records(  # noqa: D102
+        self,
+        elements: Iterable[SegmentChunk],
+        output: ReaderOutput[object],
+        split_state: PravegaSegmentSplitState,
+    ) -> None:
+        for element in elements:
+            output.collect_batch(element.batch)
+            split_state.next_offset = element.next_offset

@@ -1,0 +1,79 @@
+"""``PravegaSource``: the FLIP-27 source of ``format("pravega")`` with segment splits."""
+
+from __future__ import annotations
+
+from connector_base import (
+    Boundedness,
+    SingleThreadMultiplexSourceReaderBase,
+    Source,
+    SourceReaderContext,
+    SplitEnumeratorContext,
+    VersionedSerializer,
+)
+from connectors.pravega.cluster_client import PravegaClusterClient
+from connectors.pravega.enumerator import (
+    ENUMERATOR_STATE_SERIALIZER,
+    PravegaEnumeratorState,
+    PravegaSegmentEnumerator,
+)
+from connectors.pravega.options import PravegaSourceOptions
+from connectors.pravega.record_emitter import PravegaRecordEmitter
+from connectors.pravega.split import (
+    PravegaSegmentSplit,
+    PravegaSegmentSplitSerializer,
+    PravegaSegmentSplitState,
+)
+from connectors.pravega.split_reader import PravegaSegmentSplitReader, SegmentChunk
+
+__all__ = ["PravegaSource", "PravegaSourceReader"]
+
+
+class PravegaSourceReader(
+    SingleThreadMultiplexSourceReaderBase[SegmentChunk, object, PravegaSegmentSplit, PravegaSegmentSplitState]
+):
+    """The reader: split readers on fetcher threads, states are ``PravegaSegmentSplitState``."""
+
+    def _initialized_state(self, split: PravegaSegmentSplit) -> PravegaSegmentSplitState:
+        return PravegaSegmentSplitState.from_split(split)
+
+    def _to_split_type(self, split_id: str, state: PravegaSegmentSplitState) -> PravegaSegmentSplit:
+        return state.to_split()
+
+
+class PravegaSource(Source[object, PravegaSegmentSplit, PravegaEnumeratorState]):
+    """Bounded with an end stream cut (batch default: ``latest``), unbounded otherwise."""
+
+    def __init__(self, options: PravegaSourceOptions) -> None:
+        self.options = options
+
+    @property
+    def boundedness(self) -> Boundedness:  # noqa: D102
+        return Boundedness.BOUNDED if self.options.bounded else Boundedness.CONTINUOUS_UNBOUNDED
+
+    def _client(self) -> PravegaClusterClient:
+        return PravegaClusterClient(self.options.connection)
+
+    def create_enumerator(  # noqa: D102
+        self, context: SplitEnumeratorContext[PravegaSegmentSplit]
+    ) -> PravegaSegmentEnumerator:
+        return PravegaSegmentEnumerator(context, self.options, self._client)
+
+    def restore_enumerator(  # noqa: D102
+        self, context: SplitEnumeratorContext[PravegaSegmentSplit], checkpoint: PravegaEnumeratorState
+    ) -> PravegaSegmentEnumerator:
+        return PravegaSegmentEnumerator(context, self.options, self._client, checkpoint)
+
+    def create_reader(self, context: SourceReaderContext) -> PravegaSourceReader:  # noqa: D102
+        opts = self.options
+        return PravegaSourceReader(lambda: PravegaSegmentSplitReader(opts), PravegaRecordEmitter(), context)
+
+    @property
+    def split_serializer(self) -> VersionedSerializer[PravegaSegmentSplit]:  # noqa: D102
+        return PravegaSegmentSplitSerializer()
+
+    @property
+    def enumerator_checkpoint_serializer(self) -> VersionedSerializer[PravegaEnumeratorState]:  # noqa: D102
+        return ENUMERATOR_STATE_SERIALIZER
+
+    def describe(self) -> dict[str, object]:  # noqa: D102
+        return {"source": "pravega", "options": repr(self.options)}
