@@ -31,7 +31,16 @@ def _check_schema(schema: StructType, options: FileSourceOptions) -> None:
 
 
 class FilesDataSource(SourceDataSource):
-    """``spark.read.format("files-unified")`` / ``spark.readStream.format("files-unified")``."""
+    """``spark.read.format("files-unified")`` / ``spark.readStream.format("files-unified")``.
+
+    Options are validated when Spark builds the instance, at ``load()``, with or without a user
+    schema; checks that need the schema run when the reader is created (batch planning, or the
+    first step of a streaming query).
+    """
+
+    def __init__(self, options: dict[str, str]) -> None:
+        super().__init__(options)
+        check_path(self._options().path)
 
     @classmethod
     def name(cls) -> str:  # noqa: D102

@@ -145,14 +145,17 @@ class FilePlanner(SplitPlanner[FileSourceSplit]):
         s, e = int(start), int(end)
         if max_bytes is None:
             return e
+        if max_bytes <= 0:
+            return s
         match split.kind:
             case SplitKind.LINES:
                 return min(e, s + max_bytes)
             case SplitKind.GZIP:
                 return e if split.file_size <= max_bytes else s
             case _:
+                # like a line that starts inside the admitted bytes, one row group is always admitted
                 per = self._row_group_bytes(split)
-                return min(e, s + (int(max_bytes // per) if per else e - s))
+                return min(e, s + (max(1, int(max_bytes // per)) if per else e - s))
 
     def is_finished(self, split: FileSourceSplit, position: Position) -> bool:  # noqa: D102
         return int(position) >= split.end

@@ -121,6 +121,7 @@ def test_planner_cuts_and_backlog(tmp_path) -> None:
     groups = FileSourceSplit("/f.parquet", 0, 10, 5000, 0, SplitKind.ROW_GROUPS)
     assert planner.backlog(groups, 2, 4) == Backlog(bytes=1000)
     assert planner.cut(groups, 2, 10, None, 1600) == 5
+    assert planner.cut(groups, 2, 10, None, 1) == 3  # at least one row group, as at least one line
 
 
 def test_parquet_split_counts_row_groups(tmp_path) -> None:
