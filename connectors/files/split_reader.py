@@ -38,6 +38,13 @@ def _pread(fd: int, path: str, offset: int, n: int) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
+def _open(path: str) -> int:
+    try:
+        return os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        raise DataLossError(f"file {path} was deleted after it was discovered") from None
+
+
 class _OpenSplit(ABC):
     """A split being read; ``next`` returns the elements of one fetch and whether the split is done."""
 
@@ -94,7 +101,7 @@ class _LineRange(_OpenSplit):
 
     def next(self) -> tuple[list[FileChunk], bool]:  # noqa: D102
         if self.fd is None:
-            self.fd = os.open(self.path, os.O_RDONLY)
+            self.fd = _open(self.path)
             self._check_size(os.fstat(self.fd).st_size)
             self.pos = self._line_start(self.pos)
         pos = self.pos
@@ -132,7 +139,7 @@ class _GzipFile(_OpenSplit):
     def next(self) -> tuple[list[FileChunk], bool]:  # noqa: D102
         if self.split.start_position >= self.split.file_size:
             return [], True
-        fd = os.open(self.path, os.O_RDONLY)
+        fd = _open(self.path)
         try:
             self._check_size(os.fstat(fd).st_size)
             raw = _pread(fd, self.path, 0, self.split.file_size) if self.split.file_size else b""
@@ -175,6 +182,7 @@ class _ParquetRowGroups(_OpenSplit):
         if self.pos >= self.split.end:
             return [], True
         if self.reader is None:
+            os.close(_open(self.path))
             actual = os.stat(self.path).st_size
             if actual != self.split.file_size:
                 raise DataLossError(
