@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter
+from collections.abc import Iterator
+from typing import Any
+
+from pyspark.sql.datasource import DataSourceReader, DataSourceStreamWriter, DataSourceWriter
 from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
 
 from connector_base import InvalidOptionError
-from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner
+from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner, SplitsPartition
+from connector_base.spark.bridge import _BridgeBatchReader
 from connectors.pravega.options import PravegaSinkOptions, PravegaSourceOptions, ReadMode
 from connectors.pravega.planner import PravegaSegmentPlanner
 from connectors.pravega.source import PravegaSource
@@ -45,6 +49,12 @@ class PravegaDataSource(SourceDataSource):
             )
         return opts
 
+    def reader(self, schema: StructType) -> DataSourceReader:
+        """A batch reader; an empty plan (nothing between the stream cuts) reads nothing."""
+        self.create_source(schema, streaming=False)
+        self.batch_rows()
+        return _EmptyPlanSafeBatchReader(self, schema)
+
     def create_source(self, schema: StructType, streaming: bool) -> PravegaSource:  # noqa: D102
         return PravegaSource(self._options(streaming))
 
@@ -76,3 +86,13 @@ class PravegaDataSource(SourceDataSource):
         from connectors.pravega.sink import PravegaStreamWriter
 
         return PravegaStreamWriter(self._sink_options(schema), schema)
+
+
+class _EmptyPlanSafeBatchReader(_BridgeBatchReader):
+    """The bridge's batch reader; when the plan has no partition Spark still calls ``read`` once
+    with a partition of its own, which must yield nothing (the bridge asserts a ``SplitsPartition``)."""
+
+    def read(self, partition: Any) -> Iterator[Any]:  # noqa: D102
+        if not isinstance(partition, SplitsPartition):
+            return iter(())
+        return super().read(partition)

@@ -105,7 +105,7 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
     def _scan(
         self, split: PravegaSegmentSplit, start: int, end: int, max_events: int | None, max_bytes: int | None
     ) -> list[int]:
-        """Event boundaries from ``start``: stops after ``max_events`` events or past ``start + max_bytes``."""
+        """Event boundaries from ``start``, up to ``max_events`` events or past ``start + max_bytes``."""
         key = (split.split_id, start)
         cached = self._scans.get(key)
         stop = end if max_bytes is None else min(end, start + max_bytes)

@@ -1,0 +1,116 @@
+"""Helpers and fixtures for the ``format("pravega")`` tests (imported by the test_pravega_* modules).
+
+Every call of the official client runs in a spawned child (``run_isolated``) with a timeout: it
+holds the GIL while it blocks, so only a process boundary bounds it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+
+from connectors.testing.pravega_cluster import PravegaCluster, run_isolated, unique_name
+
+CLIENT_TIMEOUT_S = 120.0
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """The package's shared local[2] SparkSession (never stopped here: other modules may share it)."""
+    from connector_base.spark import local_spark_session
+
+    session = local_spark_session("pravega-tests", cores=2)
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+
+
+# --- run in the child process -------------------------------------------------------------------
+def _create(uri: str, scope: str, stream: str, segments: int) -> None:
+    import pravega_client
+
+    manager = pravega_client.StreamManager(uri)
+    manager.create_scope(scope)
+    if not manager.create_stream(scope, stream, segments):
+        raise RuntimeError(f"stream {scope}/{stream} exists")
+
+
+def _write(uri: str, scope: str, stream: str, events: Sequence[tuple[str | None, bytes]]) -> None:
+    import pravega_client
+
+    manager = pravega_client.StreamManager(uri)
+    writer = manager.create_writer(scope, stream, 10_000)
+    for key, payload in events:
+        if key is None:
+            writer.write_event_bytes(payload)
+        else:
+            writer.write_event_bytes(payload, key)
+    writer.flush()
+
+
+# --- used by tests ------------------------------------------------------------------------------
+def new_stream(cluster: PravegaCluster, segments: int = 3, scope: str | None = None) -> tuple[str, str]:
+    """Create a scope (unless given) and a stream with ``segments`` fixed segments."""
+    scope = scope or unique_name("sc")
+    stream = unique_name("st")
+    run_isolated(_create, cluster.controller_uri, scope, stream, segments, timeout=CLIENT_TIMEOUT_S)
+    return scope, stream
+
+
+def write_events(
+    cluster: PravegaCluster, scope: str, stream: str, events: Sequence[tuple[str | None, bytes]]
+) -> None:
+    """Write ``(routing key, payload)`` events with the official client and flush."""
+    run_isolated(_write, cluster.controller_uri, scope, stream, list(events), timeout=CLIENT_TIMEOUT_S)
+
+
+def keyed_events(prefix: str, count: int, keys: int = 8, start: int = 0) -> list[tuple[str, bytes]]:
+    """``count`` events ``<prefix>:<key>:<seq>`` over ``keys`` routing keys, numbered from ``start``."""
+    return [(f"k{i % keys}", f"{prefix}:k{i % keys}:{i:08d}".encode()) for i in range(start, start + count)]
+
+
+def read_options(cluster: PravegaCluster, scope: str, stream: str, **extra: str) -> dict[str, str]:
+    """Options of ``format("pravega")`` for one stream."""
+    return {"controller": cluster.controller_uri, "scope": scope, "stream": stream, **extra}
+
+
+def run_stream(spark: Any, options: dict[str, str], tmp: str, name: str, **trigger: Any) -> Any:
+    """Start a streaming query into a memory table (``trigger`` as for ``DataStreamWriter.trigger``)."""
+    writer = (
+        spark.readStream.format("pravega")
+        .options(**options)
+        .load()
+        .writeStream.format("memory")
+        .queryName(name)
+        .option("checkpointLocation", os.path.join(tmp, name))
+    )
+    if trigger:
+        writer = writer.trigger(**trigger)
+    return writer.start()
+
+
+def wait_rows(spark: Any, name: str, count: int, query: Any, timeout: float = 90.0) -> list[Any]:
+    """Wait until the memory table ``name`` holds at least ``count`` rows."""
+    deadline = time.monotonic() + timeout
+    rows: list[Any] = []
+    while time.monotonic() < deadline:
+        if query.exception() is not None:
+            raise AssertionError(f"query failed: {query.exception()}")
+        rows = spark.sql(f"select * from {name}").collect()
+        if len(rows) >= count:
+            return rows
+        time.sleep(0.5)
+    raise AssertionError(f"only {len(rows)} of {count} rows after {timeout} s")
+
+
+def assert_key_order(rows: Sequence[Any]) -> None:
+    """Events of each routing key appear in sequence order when sorted by (batch, segment order)."""
+    by_key: dict[str, list[int]] = {}
+    for payload in rows:
+        _prefix, key, seq = payload.decode().split(":")
+        by_key.setdefault(key, []).append(int(seq))
+    for key, seqs in by_key.items():
+        assert seqs == sorted(seqs), f"routing key {key} out of order: {seqs[:20]}"
