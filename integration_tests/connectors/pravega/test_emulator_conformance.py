@@ -29,39 +29,31 @@ pytestmark = pytest.mark.integration
 # ---- helpers (run in the child) ---------------------------------------------------------------
 
 
-async def _read_async(
-    readers: list, expected: int, timeout: float = 40.0, settle: float = 1.5
-) -> list[tuple[int, bytes]]:
-    """Read with all ``readers`` concurrently until ``expected`` events arrived (then ``settle``
-    seconds more, to catch duplicates); returns ``(reader index, payload)`` in arrival order."""
-    events: list[tuple[int, bytes]] = []
+async def _read_async(reader, expected: int, timeout: float = 40.0, settle: float = 1.5) -> list[bytes]:
+    """Read until ``expected`` events arrived, then ``settle`` seconds more (to catch duplicates).
+
+    One reader per process: ``release_segment`` blocks while holding the GIL, and a pending
+    ``get_segment_slice_async`` of another reader in the same process can then deadlock it.
+    """
+    events: list[bytes] = []
     deadline = time.monotonic() + timeout
-    settle_until: list[float] = []
-
-    async def loop(index: int, reader) -> None:
-        while time.monotonic() < deadline:
-            if settle_until and time.monotonic() > settle_until[0]:
-                return
-            segment_slice = await reader.get_segment_slice_async()
-            for event in segment_slice:
-                events.append((index, bytes(event.data())))
-            reader.release_segment(segment_slice)
-            if len(events) >= expected and not settle_until:
-                settle_until.append(time.monotonic() + settle)
-
-    await asyncio.gather(*(loop(i, r) for i, r in enumerate(readers)))
+    settle_until = None
+    while time.monotonic() < deadline and (settle_until is None or time.monotonic() < settle_until):
+        segment_slice = await reader.get_segment_slice_async()
+        events.extend(bytes(event.data()) for event in segment_slice)
+        reader.release_segment(segment_slice)
+        if len(events) >= expected and settle_until is None:
+            settle_until = time.monotonic() + settle
     return events
 
 
-def _read_all(
-    readers: list, expected: int, timeout: float = 40.0, settle: float = 1.5
-) -> list[tuple[int, bytes]]:
+def _read_all(reader, expected: int, timeout: float = 40.0, settle: float = 1.5) -> list[bytes]:
     """:func:`_read_async` from synchronous code."""
-    return asyncio.run(_read_async(readers, expected, timeout, settle))
+    return asyncio.run(_read_async(reader, expected, timeout, settle))
 
 
-def _payloads(events: list[tuple[int, bytes]]) -> list[str]:
-    return [data.decode() for _index, data in events]
+def _payloads(events: list[bytes]) -> list[str]:
+    return [data.decode() for data in events]
 
 
 def _assert_order_per_key(payloads: list[str]) -> None:
@@ -112,7 +104,7 @@ def _two_writers_and_reader(cluster: PravegaCluster) -> dict:
     group_name = unique_name("rg")
     group = cluster.manager.create_reader_group(group_name, scope, stream, False)
     reader = group.create_reader("r1")
-    events = _read_all([reader], 80)
+    events = _read_all(reader, 80)
     payloads = _payloads(events)
     assert len(payloads) == 80, len(payloads)
     assert sorted(payloads) == sorted(f"w{w}k{s % 4}:{s}" for w in range(2) for s in range(40))
@@ -185,7 +177,7 @@ def _stream_cut_start(cluster: PravegaCluster) -> dict:
     writer.flush()
     group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
     reader = group.create_reader("r1")
-    assert len(_read_all([reader], 20)) == 20
+    assert len(_read_all(reader, 20)) == 20
     reader.reader_offline()
     cut = group.get_streamcut()
     offsets = cut.get_segment_offset_map()
@@ -194,7 +186,7 @@ def _stream_cut_start(cluster: PravegaCluster) -> dict:
         writer.write_event(f"a{seq % 2}:{seq}", routing_key=f"a{seq % 2}")
     writer.flush()
     from_cut = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False, cut)
-    payloads = _payloads(_read_all([from_cut.create_reader("r2")], 10))
+    payloads = _payloads(_read_all(from_cut.create_reader("r2"), 10))
     assert sorted(payloads) == sorted(f"a{s % 2}:{s}" for s in range(20, 30))
     return {str(k): v for k, v in offsets.items()}
 
@@ -211,7 +203,7 @@ def _scale_while_writing_and_reading(cluster: PravegaCluster) -> dict:
     keys = [f"key{i}" for i in range(8)]
     total = 5 * 80
     written = 0
-    events: list[tuple[int, bytes]] = []
+    events: list[bytes] = []
 
     def produce(count: int) -> None:
         nonlocal written
@@ -220,7 +212,7 @@ def _scale_while_writing_and_reading(cluster: PravegaCluster) -> dict:
         written += count
 
     def read(at_least: int) -> None:
-        events.extend(asyncio.run(_read_async([reader], at_least, timeout=30, settle=0.0)))
+        events.extend(asyncio.run(_read_async(reader, at_least, timeout=30, settle=0.0)))
 
     produce(80)
     read(40)
@@ -253,7 +245,7 @@ def _seal(cluster: PravegaCluster) -> None:
     writer.flush()
     assert cluster.manager.seal_stream(scope, stream) is True
     group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
-    assert len(_read_all([group.create_reader("r1")], 10)) == 10
+    assert len(_read_all(group.create_reader("r1"), 10)) == 10
     late = cluster.writer(scope, stream)
     failed = False
     try:
@@ -274,7 +266,7 @@ def _truncate(cluster: PravegaCluster) -> dict:
     writer.flush()
     group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
     reader = group.create_reader("r1")
-    assert len(_read_all([reader], 10)) == 10
+    assert len(_read_all(reader, 10)) == 10
     reader.reader_offline()
     cut = {int(k): v for k, v in group.get_streamcut().get_segment_offset_map().items()}
     for seq in range(10, 20):
@@ -285,11 +277,11 @@ def _truncate(cluster: PravegaCluster) -> dict:
     starts = {s["id"]: s["start_offset"] for s in described["segments"]}
     assert all(starts[seg] == offset for seg, offset in cut.items()), (starts, cut)
     fresh = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
-    payloads = _payloads(_read_all([fresh.create_reader("r2")], 10))
+    payloads = _payloads(_read_all(fresh.create_reader("r2"), 10))
     assert sorted(payloads) == sorted(f"k{s % 2}:{s}" for s in range(10, 20)), payloads
     # A group positioned before the cut gets SegmentIsTruncated: the 0.3.7 client then treats the
     # segment as finished (it skips the rest of it too); it never returns truncated events.
-    late = _payloads(_read_all([behind.create_reader("late")], 20, timeout=5))
+    late = _payloads(_read_all(behind.create_reader("late"), 20, timeout=5))
     assert not set(late) & {f"k{s % 2}:{s}" for s in range(10)}, late
     return cut
 
@@ -319,7 +311,7 @@ def _transactions(cluster: PravegaCluster) -> None:
     except Exception:
         pass
     group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
-    payloads = _payloads(_read_all([group.create_reader("r1")], 6, settle=2.0))
+    payloads = _payloads(_read_all(group.create_reader("r1"), 6, settle=2.0))
     assert sorted(payloads) == sorted(f"c{s % 2}:{s}" for s in range(6)), payloads
     _assert_order_per_key(payloads)
 
@@ -364,7 +356,7 @@ def _large_event(cluster: PravegaCluster) -> list[int]:
     writer.write_event_bytes(b"after", routing_key="k")
     writer.flush()
     group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
-    events = [data for _index, data in _read_all([group.create_reader("r1")], 3)]
+    events = _read_all(group.create_reader("r1"), 3)
     assert events[0] == b"before" and events[1] == large and events[2] == b"after"
     return [len(e) for e in events]
 
@@ -381,7 +373,7 @@ def _write_for_restart(cluster: PravegaCluster, scope: str, stream: str, start: 
 
 def _read_for_restart(cluster: PravegaCluster, scope: str, stream: str, expected: int) -> list[str]:
     group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
-    return _payloads(_read_all([group.create_reader("r1")], expected))
+    return _payloads(_read_all(group.create_reader("r1"), expected))
 
 
 # ---- tests ----------------------------------------------------------------------------------------
