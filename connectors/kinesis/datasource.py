@@ -1,0 +1,63 @@
+"""The PySpark adapter of ``kinesis-unified``: options in, bridge out (plus the sink)."""
+
+from __future__ import annotations
+
+from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter
+from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType, TimestampType
+
+from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner
+from connectors.kinesis.options import KinesisOptions
+from connectors.kinesis.planner import KinesisSplitPlanner
+from connectors.kinesis.sink import KinesisBatchWriter, KinesisStreamWriter, validate_sink_schema
+from connectors.kinesis.source import KinesisSource
+
+__all__ = ["KinesisDataSource", "schema_for"]
+
+
+def schema_for(deaggregate: bool) -> StructType:
+    """The output schema (``subSequenceNumber`` only with ``deaggregate=true``)."""
+    fields = [
+        StructField("data", BinaryType()),
+        StructField("streamName", StringType()),
+        StructField("shardId", StringType()),
+        StructField("sequenceNumber", StringType()),
+        StructField("partitionKey", StringType()),
+        StructField("approximateArrivalTimestamp", TimestampType()),
+    ]
+    if deaggregate:
+        fields.append(StructField("subSequenceNumber", LongType()))
+    return StructType(fields)
+
+
+class KinesisDataSource(SourceDataSource):
+    """``spark.read.format("kinesis-unified")``, ``readStream``, ``write`` and ``writeStream``."""
+
+    @classmethod
+    def name(cls) -> str:  # noqa: D102
+        return "kinesis-unified"
+
+    def _options(self) -> KinesisOptions:
+        return KinesisOptions.parse(self.options)
+
+    def default_schema(self) -> StructType:  # noqa: D102
+        return schema_for(self._options().deaggregate)
+
+    def create_source(self, schema: StructType, streaming: bool) -> KinesisSource:  # noqa: D102
+        return KinesisSource(self._options(), bounded=not streaming)
+
+    def create_planner(self, source: KinesisSource) -> SplitPlanner[object]:  # type: ignore[override]  # noqa: D102
+        return KinesisSplitPlanner(source.options, streaming=not source.bounded)  # type: ignore[return-value]
+
+    def read_limit_options(self) -> ReadLimitOptions:  # noqa: D102
+        opts = self._options()
+        return ReadLimitOptions(
+            max_records=opts.max_records_per_trigger, max_bytes=opts.max_bytes_per_trigger
+        )
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:  # noqa: D102
+        opts = self._options()
+        return KinesisBatchWriter(opts, validate_sink_schema(schema, opts))
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: D102, N802
+        opts = self._options()
+        return KinesisStreamWriter(opts, validate_sink_schema(schema, opts))

@@ -1,0 +1,271 @@
+"""``KinesisSplitPlanner``: the time cuts that make every micro-batch replayable (docs/kinesis.md).
+
+Per micro-batch the planner reads the service's clock ``C`` (the ``Date`` header of ListShards)
+and picks the cut ``T = C - cutSafetyMarginMs`` (capped by ``endingTimestamp`` and
+``maxTimeWindowPerTrigger``). An open shard's range is ``[its position, AT_TIMESTAMP T)``: up to,
+not including, the first record in sequence order whose ``ApproximateArrivalTimestamp >= T``. A
+closed shard is read to ``SHARD_END``. Both ends are pure functions of the shard's contents, since
+every record that arrives after planning has a timestamp ``>= C >= T``; a retried task or a re-run
+batch reads the same records. The chosen cuts are in the offset log.
+
+A child shard's range stays empty while any of its parents is still in the plan, so it starts in a
+later micro-batch than the one that read its parents to their end.
+
+``maxRecordsPerTrigger`` / ``maxBytesPerTrigger`` are exact: the planner reads (on the driver) up to
+that many records of each shard's range and moves the cut back to the timestamp of the first record
+that does not fit.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from connector_base import DataLossError
+from connector_base.spark import Backlog, Position, SplitPlanner
+from connectors.kinesis.client import AT_TIMESTAMP_TIMEOUT_S, kinesis_client
+from connectors.kinesis.options import KinesisOptions
+from connectors.kinesis.positions import PositionKind, ShardPosition
+from connectors.kinesis.shard_discovery import StreamSnapshot, call_with_retry, list_stream
+from connectors.kinesis.split import KinesisShardSplit
+from connectors.kinesis.split_reader import iterator_args, timestamp_ms
+
+__all__ = ["KinesisSplitPlanner"]
+
+LOG = logging.getLogger(__name__)
+
+HOUR_MS = 3_600_000
+SCAN_PAGE_LIMIT = 10_000
+
+
+class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
+    """Plans ``[start, end)`` per shard on the driver (streaming) or passes bounded splits through (batch).
+
+    Threading: driver stream-reader thread only.
+    """
+
+    def __init__(self, options: KinesisOptions, streaming: bool) -> None:
+        self.options = options
+        self.streaming = streaming
+        self._client: Any = None
+        self._scans: dict[tuple[str, str, str], list[tuple[int, int]]] = {}
+        self.last_snapshot: StreamSnapshot | None = None
+
+    def open(self) -> None:  # noqa: D102
+        self._client = kinesis_client(self.options)
+
+    # --- positions ----------------------------------------------------------------------------
+    def start_position(self, split: KinesisShardSplit) -> Position:  # noqa: D102
+        return split.start.to_json()
+
+    def is_finished(self, split: KinesisShardSplit, position: Position) -> bool:  # noqa: D102
+        pos = ShardPosition.from_json(position)
+        if pos.is_shard_end:
+            return True
+        if split.end is not None and pos == split.end:
+            return True
+        ending = self.options.ending_timestamp_ms
+        return ending is not None and pos == ShardPosition.at_timestamp(ending)
+
+    def range_splits(
+        self, split: KinesisShardSplit, start: Position, end: Position
+    ) -> list[KinesisShardSplit]:
+        """One split per range: a shard is read by one task, in sequence order."""
+        return [split.with_range(ShardPosition.from_json(start), ShardPosition.from_json(end))]
+
+    # --- planning -----------------------------------------------------------------------------
+    def end_positions(self, splits: Mapping[str, tuple[KinesisShardSplit, Position]]) -> dict[str, Position]:  # noqa: D102
+        if not self.streaming:
+            return {sid: (s.end or ShardPosition.shard_end()).to_json() for sid, (s, _p) in splits.items()}
+        self._scans.clear()
+        snapshot = list_stream(self.options)
+        self.last_snapshot = snapshot
+        closed = {s.shard_id for s in snapshot.shards if s.closed}
+        listed = {s.shard_id for s in snapshot.shards}
+        cut = snapshot.service_now_ms - self.options.safety_margin_ms
+        ending = self.options.ending_timestamp_ms
+        if ending is not None:
+            cut = min(cut, ending)
+        ends: dict[str, Position] = {}
+        for sid, (split, raw) in splits.items():
+            pos = ShardPosition.from_json(raw)
+            self._check_retention(split, pos, snapshot)
+            if self.is_finished(split, raw) or any(p in splits for p in split.parent_shard_ids):
+                ends[sid] = raw
+                continue
+            if sid in closed or split.closed or sid not in listed:
+                end = ShardPosition.at_timestamp(ending) if ending is not None else ShardPosition.shard_end()
+                ends[sid] = end.to_json()
+                continue
+            ends[sid] = self._open_shard_end(split, pos, cut, ending).to_json()
+        return ends
+
+    def _open_shard_end(
+        self, split: KinesisShardSplit, pos: ShardPosition, cut: int, ending: int | None
+    ) -> ShardPosition:
+        first_ts, has_data = self._probe(split, pos, cut)
+        window = self.options.max_time_window_per_trigger_ms
+        if window is not None:
+            base = pos.timestamp_ms if pos.kind is PositionKind.AT_TIMESTAMP else first_ts
+            if base is not None:
+                cut = min(cut, base + window)
+        if ending is not None and cut >= ending:
+            return ShardPosition.at_timestamp(ending)  # the last range of a bounded stream, even if empty
+        if pos.kind is PositionKind.AT_TIMESTAMP and pos.timestamp_ms is not None and cut <= pos.timestamp_ms:
+            return pos
+        if not has_data or (first_ts is not None and first_ts >= cut):
+            return pos  # nothing in the range: keep the position, so no empty micro-batch runs
+        return ShardPosition.at_timestamp(cut)
+
+    def _probe(self, split: KinesisShardSplit, pos: ShardPosition, cut: int) -> tuple[int | None, bool]:
+        """``(timestamp of the first record at pos, whether the range may hold records)``."""
+        page, behind = self._first_page(split, pos, limit=1)
+        if not page:
+            return None, behind is None or behind > 0
+        ts = timestamp_ms(page[0]["ApproximateArrivalTimestamp"])
+        return ts, ts < cut
+
+    def _iterator(self, split: KinesisShardSplit, pos: ShardPosition, fallback: bool) -> str | None:
+        """A shard iterator at ``pos``; ``None`` when AT_TIMESTAMP timed out and ``fallback`` is off."""
+        from botocore.exceptions import ReadTimeoutError
+
+        what = f"GetShardIterator of shard {split.shard_id}"
+        args = {**self.options.stream_args(), "ShardId": split.shard_id}
+        if pos.kind is PositionKind.AT_TIMESTAMP:
+            quick = kinesis_client(self.options, AT_TIMESTAMP_TIMEOUT_S)
+            try:
+                return call_with_retry(quick.get_shard_iterator, what, **args, **iterator_args(pos))[
+                    "ShardIterator"
+                ]
+            except ReadTimeoutError:
+                LOG.info("GetShardIterator %s of shard %s timed out", pos, split.shard_id)
+                if not fallback:
+                    return None
+                pos = ShardPosition.trim_horizon()  # exact too: records before the start are skipped here
+        return call_with_retry(self._client.get_shard_iterator, what, **args, **iterator_args(pos))[
+            "ShardIterator"
+        ]
+
+    def _first_page(
+        self, split: KinesisShardSplit, pos: ShardPosition, limit: int
+    ) -> tuple[list[dict[str, Any]], int | None]:
+        # a timed-out AT_TIMESTAMP probe counts as "no records yet": keeping a position is always safe
+        it = self._iterator(split, pos, fallback=False)
+        if it is None:
+            return [], 0
+        resp = call_with_retry(
+            self._client.get_records, f"GetRecords of shard {split.shard_id}", ShardIterator=it, Limit=limit
+        )
+        records = resp.get("Records") or []
+        if pos.kind is PositionKind.AT_TIMESTAMP:
+            assert pos.timestamp_ms is not None
+            records = [
+                r for r in records if timestamp_ms(r["ApproximateArrivalTimestamp"]) >= pos.timestamp_ms
+            ]
+        return records, resp.get("MillisBehindLatest")
+
+    def _check_retention(
+        self, split: KinesisShardSplit, pos: ShardPosition, snapshot: StreamSnapshot
+    ) -> None:
+        if pos.kind is not PositionKind.AT_TIMESTAMP or pos == split.start:
+            return
+        assert pos.timestamp_ms is not None
+        horizon = snapshot.service_now_ms - snapshot.retention_hours * HOUR_MS
+        if pos.timestamp_ms >= horizon:
+            return
+        message = (
+            f"shard {split.shard_id} of stream {split.stream}: position {pos} is older than the stream's "
+            f"retention period ({snapshot.retention_hours} h); records after it may have expired"
+        )
+        if self.options.fail_on_data_loss:
+            raise DataLossError(message + " (set failOnDataLoss=false to continue from TRIM_HORIZON)")
+        LOG.warning("%s; continuing from TRIM_HORIZON (failOnDataLoss=false)", message)
+
+    # --- admission control ------------------------------------------------------------------------
+    def _scan(self, split: KinesisShardSplit, start: Position, end: Position) -> list[tuple[int, int]]:
+        """``(timestamp ms, bytes)`` of the records of ``[start, end)``, at most the limits plus one."""
+        key = (split.shard_id, repr(start), repr(end))
+        if key in self._scans:
+            return self._scans[key]
+        if start == end:
+            return []
+        cap_records = (self.options.max_records_per_trigger or 0) + 1
+        cap_bytes = self.options.max_bytes_per_trigger
+        pos = ShardPosition.from_json(start)
+        stop = ShardPosition.from_json(end)
+        end_ms = stop.timestamp_ms if stop.kind is PositionKind.AT_TIMESTAMP else None
+        out: list[tuple[int, int]] = []
+        total = 0
+        it = self._iterator(split, pos, fallback=True)
+        skipping = pos.kind is PositionKind.AT_TIMESTAMP
+        while it is not None:
+            resp = call_with_retry(
+                self._client.get_records,
+                f"GetRecords of shard {split.shard_id}",
+                ShardIterator=it,
+                Limit=SCAN_PAGE_LIMIT,
+            )
+            records = resp.get("Records") or []
+            for r in records:
+                ts = timestamp_ms(r["ApproximateArrivalTimestamp"])
+                if skipping and pos.timestamp_ms is not None and ts < pos.timestamp_ms:
+                    continue
+                skipping = False
+                if end_ms is not None and ts >= end_ms:
+                    it = None
+                    break
+                size = len(r["Data"]) + len(r["PartitionKey"])
+                out.append((ts, size))
+                total += size
+                if len(out) >= cap_records and self.options.max_records_per_trigger is not None:
+                    it = None
+                    break
+                if cap_bytes is not None and total > cap_bytes:
+                    it = None
+                    break
+            else:
+                if not records and resp.get("MillisBehindLatest") == 0:
+                    break
+                it = resp.get("NextShardIterator")
+        self._scans[key] = out
+        return out
+
+    def backlog(self, split: KinesisShardSplit, start: Position, end: Position) -> Backlog:  # noqa: D102
+        if self.options.max_records_per_trigger is None and self.options.max_bytes_per_trigger is None:
+            return Backlog()
+        scanned = self._scan(split, start, end)
+        return Backlog(records=len(scanned), bytes=sum(b for _t, b in scanned))
+
+    def cut(  # noqa: D102
+        self,
+        split: KinesisShardSplit,
+        start: Position,
+        end: Position,
+        max_records: int | None,
+        max_bytes: int | None,
+    ) -> Position:
+        scanned = self._scan(split, start, end)
+        count = 0
+        total = 0
+        for ts, size in scanned:
+            if (max_records is not None and count + 1 > max_records) or (
+                max_bytes is not None and total + size > max_bytes
+            ):
+                candidate = ShardPosition.at_timestamp(ts)
+                first = ShardPosition.from_json(start)
+                if (
+                    first.kind is PositionKind.AT_TIMESTAMP
+                    and first.timestamp_ms is not None
+                    and ts <= first.timestamp_ms
+                ):
+                    return start
+                if scanned and ts <= scanned[0][0]:
+                    return start  # one timestamp holds more than the limit: cannot cut inside it
+                return candidate.to_json()
+            count += 1
+            total += size
+        return end
+
+    def on_commit(self, positions: Mapping[str, tuple[KinesisShardSplit, Position]]) -> None:  # noqa: D102
+        self._scans.clear()
