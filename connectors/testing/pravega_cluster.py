@@ -149,6 +149,7 @@ class EmulatorProcess:
             "--segment-store-port", str(segment_store_port),
             "--control-port", str(control_port),
             "--tail-wait-ms", str(self.tail_wait_ms),
+            "--parent-pid", str(os.getpid()),
         ]  # fmt: skip
         if self.data_dir is not None:
             command += ["--data-dir", str(self.data_dir)]

@@ -5,7 +5,8 @@ Prints one JSON line to stdout once every port is bound, for example::
     {"controller_uri": "tcp://127.0.0.1:9090", "controller_port": 9090, "segment_store_port": 12345,
      "control_url": "http://127.0.0.1:23456", "control_port": 23456}
 
-Logs go to stderr. SIGTERM or SIGINT stops it cleanly (the data directory is flushed).
+Logs go to stderr. SIGTERM or SIGINT stops it cleanly (the data directory is flushed), and so does
+the end of the process given with ``--parent-pid``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -59,6 +61,12 @@ def _parser() -> argparse.ArgumentParser:
         help="how long a read at the tail waits for data before answering empty (default 1000)",
     )
     parser.add_argument("--log-level", default="INFO", help="log level on stderr (default INFO)")
+    parser.add_argument(
+        "--parent-pid",
+        type=int,
+        default=None,
+        help="stop when this process is gone (test fixtures pass their own pid)",
+    )
     return parser
 
 
@@ -81,8 +89,27 @@ async def _run(args: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    watcher = None
+    if args.parent_pid is not None:
+        watcher = asyncio.create_task(_watch_parent(args.parent_pid, stop))
     await stop.wait()
+    if watcher is not None:
+        watcher.cancel()
     await emulator.stop()
+
+
+async def _watch_parent(pid: int, stop: asyncio.Event) -> None:
+    """Set ``stop`` once ``pid`` no longer exists (a killed test run must not leave us behind)."""
+    while not stop.is_set():
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            logging.getLogger(__name__).warning("parent process %d is gone; stopping", pid)
+            stop.set()
+            return
+        except PermissionError:
+            pass  # exists, owned by someone else
+        await asyncio.sleep(1.0)
 
 
 def main(argv: list[str] | None = None) -> int:
