@@ -1,11 +1,11 @@
 # Two commands do everything on a fresh machine with Python 3.11 and Java 17:
-#   make demo   - the main job: a streaming query on an embedded source, with progress printed
+#   make demo   - the main job: a kafka-unified streaming query on an embedded broker (SYSTEM=files|kafka|...)
 #   make test   - every test (unit and integration, brokers started by fixtures)
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
-SYSTEM ?= files
+SYSTEM ?= kafka
 PYTEST_ARGS ?=
 
 .PHONY: demo test venv lint bench clean

@@ -7,13 +7,13 @@ import importlib
 import logging
 import sys
 
-SYSTEMS = {"files": "connectors.demo.files_demo"}
+SYSTEMS = {"files": "connectors.demo.files_demo", "kafka": "connectors.demo.kafka_demo"}
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the demo of one system."""
     parser = argparse.ArgumentParser(prog="python -m connectors.demo", description=__doc__)
-    parser.add_argument("--system", default="files", choices=sorted(SYSTEMS))
+    parser.add_argument("--system", default="kafka", choices=sorted(SYSTEMS))
     parser.add_argument("--seconds", type=float, default=20.0, help="how long new data keeps arriving")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

@@ -11,6 +11,7 @@ import threading
 import time
 
 from connector_base.spark import local_spark_session
+from connectors.demo.progress import follow, report
 
 FILES_UP_FRONT = 5
 ROWS_PER_FILE = 2_000
@@ -74,38 +75,12 @@ def run(seconds: float) -> int:
 
     producer = threading.Thread(target=produce, name="demo-producer", daemon=True)
     producer.start()
-    seen_batches: set[int] = set()
     try:
-        idle_since = None
-        while True:
-            for p in query.recentProgress:
-                if p["batchId"] in seen_batches:
-                    continue
-                seen_batches.add(p["batchId"])
-                rate = p.get("processedRowsPerSecond") or 0.0
-                print(f"batch {p['batchId']:>3}: {p['numInputRows']:>6} rows ({rate:,.0f} rows/s)")
-            done = spark.sql("select count(*) from events").collect()[0][0]
-            if not producer.is_alive() and done >= count["written"]:
-                idle_since = idle_since or time.monotonic()
-                if time.monotonic() - idle_since > 3:
-                    break
-            if query.exception() is not None:
-                raise RuntimeError(f"the query failed: {query.exception()}")
-            time.sleep(1.0)
+        batches = follow(query, spark, "events", lambda: count["written"], producer.is_alive)
     finally:
         stop.set()
         query.stop()
-    total, distinct = spark.sql("select count(*), count(distinct id) from events").collect()[0]
-    top = spark.sql(
-        "select user, round(sum(amount), 2) as total from events group by user order by total desc limit 3"
-    ).collect()
-    print(
-        f"written {count['written']} rows; read {total} rows, {distinct} distinct ids, "
-        f"{len(seen_batches)} micro-batches"
-    )
-    print("top users by amount: " + ", ".join(f"{r['user']}={r['total']}" for r in top))
+    status = report(spark, "events", count["written"], batches)
     spark.stop()
     shutil.rmtree(work, ignore_errors=True)
-    ok = total == distinct == count["written"]
-    print("demo: OK, every row exactly once" if ok else "demo: MISMATCH")
-    return 0 if ok else 1
+    return status
