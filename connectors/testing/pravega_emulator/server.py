@@ -6,6 +6,8 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+import grpc
+
 from .control import ControlServer
 from .controller import ControllerServicer, build_server
 from .metadata import Metadata
@@ -43,7 +45,7 @@ class PravegaEmulator:
         self.storage.snapshot_provider = self.metadata.to_json
         self.segment_store = SegmentStoreServer(self.storage, tail_wait=tail_wait)
         self.control = ControlServer(self.metadata, self.storage)
-        self._grpc = None
+        self._grpc: grpc.aio.Server | None = None
 
     async def start(
         self, controller_port: int = 0, segment_store_port: int = 0, control_port: int = 0
@@ -51,12 +53,12 @@ class PravegaEmulator:
         """Bind all servers (0 = any free port) and return the bound ports."""
         store_port = await self.segment_store.start(self.host, segment_store_port)
         servicer = ControllerServicer(self.metadata, self.host, store_port)
-        self._grpc = build_server(servicer)
-        bound = self._grpc.add_insecure_port(f"{self.host}:{controller_port}")
+        self._grpc = server = build_server(servicer)
+        bound = server.add_insecure_port(f"{self.host}:{controller_port}")
         if bound == 0:
             raise OSError(f"cannot bind the controller to {self.host}:{controller_port}")
         servicer.controller_port = bound
-        await self._grpc.start()
+        await server.start()
         ctl_port = await self.control.start(self.host, control_port)
         ports = EmulatorPorts(bound, store_port, ctl_port)
         _LOG.info(
