@@ -114,3 +114,62 @@ def assert_key_order(rows: Sequence[Any]) -> None:
         by_key.setdefault(key, []).append(int(seq))
     for key, seqs in by_key.items():
         assert seqs == sorted(seqs), f"routing key {key} out of order: {seqs[:20]}"
+
+
+def collect_available_now(
+    spark: Any, options: dict[str, str], checkpoint: str, timeout: float = 180.0
+) -> Any:
+    """Run an AvailableNow query with ``foreachBatch``; returns ``(batches, query)`` where ``batches``
+    is a list of ``(batch id, rows)`` in the order Spark committed them."""
+    batches: list[tuple[int, list[Any]]] = []
+
+    def sink(df: Any, batch_id: int) -> None:
+        batches.append((batch_id, df.collect()))
+
+    query = (
+        spark.readStream.format("pravega")
+        .options(**options)
+        .load()
+        .writeStream.foreachBatch(sink)
+        .option("checkpointLocation", checkpoint)
+        .trigger(availableNow=True)
+        .start()
+    )
+    try:
+        query.awaitTermination(timeout)
+    except Exception:  # the caller looks at query.exception()
+        pass
+    return batches, query
+
+
+def start_foreach_batch(spark: Any, options: dict[str, str], checkpoint: str) -> tuple[list[Any], Any]:
+    """Start a continuous query (200 ms trigger) whose batches are appended to the returned list."""
+    batches: list[tuple[int, list[Any]]] = []
+
+    def sink(df: Any, batch_id: int) -> None:
+        batches.append((batch_id, df.collect()))
+
+    query = (
+        spark.readStream.format("pravega")
+        .options(**options)
+        .load()
+        .writeStream.foreachBatch(sink)
+        .option("checkpointLocation", checkpoint)
+        .trigger(processingTime="200 milliseconds")
+        .start()
+    )
+    return batches, query
+
+
+def wait_batches(batches: list[Any], count: int, query: Any, timeout: float = 120.0) -> None:
+    """Wait until the batches hold ``count`` rows in all."""
+    deadline = time.monotonic() + timeout
+    total = 0
+    while time.monotonic() < deadline:
+        if query.exception() is not None:
+            raise AssertionError(f"query failed: {query.exception()}")
+        total = sum(len(rows) for _b, rows in list(batches))
+        if total >= count:
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"only {total} of {count} rows after {timeout} s")
