@@ -43,6 +43,7 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
         self._avg_bytes: dict[TopicPartition, tuple[float, float]] = {}
         self._plan_total = 0
         self._plan_ranges = 0
+        self._group_committed: dict[TopicPartition, int] = {}
 
     def open(self) -> None:  # noqa: D102
         self._client = KafkaClusterClient(self.options)
@@ -64,6 +65,10 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
     def end_positions(  # noqa: D102
         self, splits: Mapping[str, tuple[KafkaPartitionSplit, Position]]
     ) -> dict[str, Position]:  # noqa: D102
+        if self.options.commit_offsets_to_group and self.options.streaming and splits:
+            # Spark plans a micro-batch from where the last committed one ended: those records are
+            # processed, so lag tools see them now rather than one trigger later (``commit(end)``)
+            self._commit_group({(s.topic, s.partition): int(pos) for s, pos in splits.values()})
         ends: dict[str, Position] = {}
         unbounded = {sid: (s, int(pos)) for sid, (s, pos) in splits.items() if not s.is_bounded}
         for sid, (s, _pos) in splits.items():
@@ -186,8 +191,19 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
 
     def on_commit(self, positions: Mapping[str, tuple[KafkaPartitionSplit, Position]]) -> None:  # noqa: D102
         if self.options.commit_offsets_to_group:
-            offsets = {(s.topic, s.partition): int(pos) for s, pos in positions.values()}
-            self._cluster().commit(offsets)
+            self._commit_group({(s.topic, s.partition): int(pos) for s, pos in positions.values()})
+
+    def _commit_group(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Commit offsets that moved since the last commit (best effort: a failure is logged)."""
+        changed = {tp: o for tp, o in offsets.items() if self._group_committed.get(tp) != o}
+        if not changed:
+            return
+        try:
+            self._cluster().commit(changed)
+        except Exception as e:  # the group's offsets are for monitoring; the query's state is Spark's
+            LOG.warning("committing offsets to group %s failed (retried later): %s", self.options.group_id, e)
+            return
+        self._group_committed.update(changed)
 
     def describe(self) -> dict[str, Any]:
         """For logs (no secrets)."""

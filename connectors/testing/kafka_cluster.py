@@ -58,6 +58,10 @@ class Gap(Enum):
     CREATE_PARTITIONS = "CreatePartitions is not supported"
     DELETE_RECORDS = "delete_records crashes the connection"
     ABORTED_VISIBLE = "aborted transactional records are visible to read_committed"
+    ABORTED_TXN_AFTER_MARKER = (
+        "a read_committed fetch that starts after an aborted transaction's marker still lists that "
+        "transaction as aborted, so the same producer's later committed records are dropped"
+    )
     HIGH_WATERMARK_BATCHED = "high watermark is wrong after a batched produce"
     RESTART = "in-memory storage: a restart loses every record"
     KIP848 = "no KIP-848 consumer group protocol"
@@ -298,7 +302,7 @@ def start_noida_db(port: int | None = None, data_dir: str | None = None) -> Kafk
     broker = KafkaBroker(
         kind="noida-db",
         bootstrap=f"127.0.0.1:{port}",
-        gaps=frozenset({Gap.OFFSETS_FOR_TIMES_EXPIRES, Gap.KIP848}),
+        gaps=frozenset({Gap.OFFSETS_FOR_TIMES_EXPIRES, Gap.ABORTED_TXN_AFTER_MARKER, Gap.KIP848}),
         _proc=proc,
         _cmd=cmd,
         _log=log,

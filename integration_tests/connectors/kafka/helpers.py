@@ -59,16 +59,21 @@ def batch_sizes(query: Any) -> list[int]:
     return [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
 
 
-def produce_transactions(broker: KafkaBroker, topic: str) -> tuple[list[bytes], list[bytes]]:
+def produce_transactions(
+    broker: KafkaBroker, topic: str, one_producer: bool = True
+) -> tuple[list[bytes], list[bytes]]:
     """Committed (5), aborted (3), committed (2) transactions on partition 0.
 
-    Returns ``(committed values, every value)``; the log also holds three transaction markers.
+    Returns ``(committed values, every value)``; the log also holds three transaction markers
+    (offsets 5, 9 and 12). ``one_producer=False`` uses a producer per transaction.
     """
-    p = broker.producer(**{"transactional.id": f"tx-{topic}"})
-    p.init_transactions(30)
     committed: list[bytes] = []
     every: list[bytes] = []
+    p = None
     for tag, n, commit in (("c", 5, True), ("a", 3, False), ("d", 2, True)):
+        if p is None or not one_producer:
+            p = broker.producer(**{"transactional.id": f"tx-{topic}-{tag if not one_producer else ''}"})
+            p.init_transactions(30)
         p.begin_transaction()
         values = [f"{tag}{i}".encode() for i in range(n)]
         for v in values:

@@ -1,0 +1,271 @@
+"""Streaming reads (``spark.readStream.format("kafka-unified")``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+import pytest
+
+from connectors.testing.kafka_cluster import Gap, KafkaBroker
+from integration_tests.connectors.kafka.conftest import require
+from integration_tests.connectors.kafka.helpers import (
+    batch_sizes,
+    memory_query,
+    produce_transactions,
+    reader,
+    stream,
+    values_of,
+    wait_rows,
+)
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(240)]
+
+
+def _run_available_now(spark: Any, df: Any, tmp_path: Any) -> tuple[Any, list[Any]]:
+    query, table = memory_query(df, tmp_path, {"availableNow": True})
+    assert query.awaitTermination(180), "the AvailableNow query did not finish"
+    assert query.exception() is None, query.exception()
+    return query, spark.sql(f"select * from {table}").collect()
+
+
+def test_starts_at_latest_by_default(spark: Any, kafka_cluster: KafkaBroker, tmp_path: Any) -> None:
+    topic = kafka_cluster.create_topic(2)
+    kafka_cluster.produce(topic, [b"old"] * 20)
+    query, table = memory_query(stream(spark, kafka_cluster, subscribe=topic).load(), tmp_path)
+    try:
+        query.processAllAvailable()  # the initial offset (latest) is fixed now
+        kafka_cluster.produce(topic, [f"new{i}".encode() for i in range(30)])
+        rows = wait_rows(spark, table, 30, query)
+        time.sleep(1)
+        rows = spark.sql(f"select * from {table}").collect()
+    finally:
+        query.stop()
+    assert sorted(values_of(rows)) == sorted(f"new{i}".encode() for i in range(30))
+
+
+def test_available_now_honours_max_offsets_per_trigger(
+    spark: Any, kafka_cluster: KafkaBroker, tmp_path: Any
+) -> None:
+    topic = kafka_cluster.create_topic(3)
+    kafka_cluster.produce(topic, [f"v{i}".encode() for i in range(300)], partition=None)
+    kafka_cluster.produce(topic, [f"w{i}".encode() for i in range(60)], partition=0)  # uneven backlog
+    df = stream(
+        spark, kafka_cluster, subscribe=topic, startingOffsets="earliest", maxOffsetsPerTrigger="100"
+    ).load()
+    query, rows = _run_available_now(spark, df, tmp_path)
+    sizes = batch_sizes(query)
+    assert len(rows) == 360 and len({(r["partition"], r["offset"]) for r in rows}) == 360
+    assert all(s <= 100 for s in sizes) and len(sizes) >= 4, sizes
+
+
+def test_max_bytes_per_trigger(spark: Any, kafka_cluster: KafkaBroker, tmp_path: Any) -> None:
+    topic = kafka_cluster.create_topic(1)
+    kafka_cluster.produce(topic, [bytes([65 + i % 26]) * 1000 for i in range(100)])
+    df = stream(
+        spark, kafka_cluster, subscribe=topic, startingOffsets="earliest", maxBytesPerTrigger="25000"
+    ).load()
+    query, rows = _run_available_now(spark, df, tmp_path)
+    sizes = batch_sizes(query)
+    assert len(rows) == 100
+    assert all(s <= 25 for s in sizes) and len(sizes) >= 4, sizes  # ~1070 bytes per record with overhead
+
+
+def test_min_offsets_per_trigger_waits_until_max_trigger_delay(
+    spark: Any, kafka_cluster: KafkaBroker, tmp_path: Any
+) -> None:
+    topic = kafka_cluster.create_topic(1)
+    df = stream(
+        spark,
+        kafka_cluster,
+        subscribe=topic,
+        startingOffsets="earliest",
+        minOffsetsPerTrigger="20",
+        maxTriggerDelay="6s",
+    ).load()
+    query, table = memory_query(df, tmp_path)
+    try:
+        query.processAllAvailable()
+        kafka_cluster.produce(topic, [b"x"] * 5)
+        time.sleep(2)
+        assert spark.sql(f"select * from {table}").count() == 0, (
+            "ran before minOffsetsPerTrigger or the delay"
+        )
+        wait_rows(spark, table, 5, query, timeout_s=30)  # the delay expires
+        kafka_cluster.produce(topic, [b"y"] * 25)
+        rows = wait_rows(spark, table, 30, query, timeout_s=30)
+    finally:
+        query.stop()
+    assert len(rows) == 30
+
+
+def test_new_partitions_are_discovered_and_start_at_earliest(
+    spark: Any, kafka_cluster: KafkaBroker, tmp_path: Any
+) -> None:
+    require(kafka_cluster, Gap.CREATE_PARTITIONS)
+    from confluent_kafka.admin import NewPartitions
+
+    topic = kafka_cluster.create_topic(2)
+    kafka_cluster.produce(topic, [f"a{i}".encode() for i in range(20)])
+    df = stream(
+        spark, kafka_cluster, subscribe=topic, startingOffsets="earliest", partitionDiscoveryIntervalMs="100"
+    ).load()
+    query, table = memory_query(df, tmp_path)
+    try:
+        wait_rows(spark, table, 20, query)
+        admin = kafka_cluster.admin()
+        for f in admin.create_partitions([NewPartitions(topic, 4)]).values():
+            f.result(30)
+        kafka_cluster.wait_for_partitions(topic, 4)
+        kafka_cluster.produce(topic, [f"b{i}".encode() for i in range(40)])  # round-robin over 4 partitions
+        rows = wait_rows(spark, table, 60, query)
+        time.sleep(1)
+        rows = spark.sql(f"select * from {table}").collect()
+    finally:
+        query.stop()
+    assert len(rows) == 60
+    assert sorted(r["offset"] for r in rows if r["partition"] == 3) == list(range(10))
+
+
+def test_restart_from_checkpoint_continues_exactly(
+    spark: Any, kafka_cluster: KafkaBroker, tmp_path: Any
+) -> None:
+    topic = kafka_cluster.create_topic(2)
+    kafka_cluster.produce(topic, [f"a{i}".encode() for i in range(50)])
+    out = os.path.join(str(tmp_path), "out")
+    chk = os.path.join(str(tmp_path), "chk")
+
+    def run() -> None:
+        df = stream(
+            spark, kafka_cluster, subscribe=topic, startingOffsets="earliest", maxOffsetsPerTrigger="30"
+        )
+        q = (
+            df.load()
+            .selectExpr("value", "partition", "offset")
+            .writeStream.format("parquet")
+            .option("path", out)
+            .option("checkpointLocation", chk)
+            .trigger(availableNow=True)
+            .start()
+        )
+        assert q.awaitTermination(120) and q.exception() is None
+
+    run()
+    kafka_cluster.produce(topic, [f"b{i}".encode() for i in range(50)])
+    run()
+    rows = spark.read.parquet(out).collect()
+    assert sorted(bytes(r["value"]) for r in rows) == sorted(
+        [f"a{i}".encode() for i in range(50)] + [f"b{i}".encode() for i in range(50)]
+    )
+
+
+def test_read_committed_stream_crosses_transaction_markers(
+    spark: Any, kafka_cluster: KafkaBroker, tmp_path: Any
+) -> None:
+    require(kafka_cluster, Gap.ABORTED_VISIBLE)
+    topic = kafka_cluster.create_topic(1)
+    # a producer per transaction: see test_read_committed_fetch_starting_after_an_aborted_transaction
+    committed, _every = produce_transactions(kafka_cluster, topic, one_producer=False)
+    df = stream(
+        spark,
+        kafka_cluster,
+        subscribe=topic,
+        startingOffsets="earliest",
+        maxOffsetsPerTrigger="2",
+        **{"kafka.isolation.level": "read_committed"},
+    ).load()
+    _query, rows = _run_available_now(spark, df, tmp_path)
+    assert sorted(values_of(rows)) == sorted(committed)
+
+
+def test_read_committed_fetch_starting_after_an_aborted_transaction(
+    spark: Any, kafka_cluster: KafkaBroker, tmp_path: Any
+) -> None:
+    require(kafka_cluster, Gap.ABORTED_VISIBLE, Gap.ABORTED_TXN_AFTER_MARKER)
+    topic = kafka_cluster.create_topic(1)
+    committed, _every = produce_transactions(kafka_cluster, topic, one_producer=True)
+    rows = reader(
+        spark,
+        kafka_cluster,
+        subscribe=topic,
+        startingOffsets=json.dumps({topic: {"0": 10}}),
+        **{"kafka.isolation.level": "read_committed"},
+    ).load()
+    assert sorted(values_of(rows.collect())) == [b"d0", b"d1"]
+
+
+def test_commit_offsets_to_group_and_start_from_committed(
+    spark: Any, kafka_cluster: KafkaBroker, tmp_path: Any
+) -> None:
+    from confluent_kafka import TopicPartition
+
+    topic = kafka_cluster.create_topic(2)
+    kafka_cluster.produce(topic, [f"v{i}".encode() for i in range(40)])
+    group = f"g-{topic}"
+    df = stream(
+        spark,
+        kafka_cluster,
+        subscribe=topic,
+        startingOffsets="earliest",
+        commitOffsetsToGroup="true",
+        **{"kafka.group.id": group},
+    ).load()
+    query, table = memory_query(df, tmp_path)
+    consumer = kafka_cluster.consumer(**{"group.id": group})
+    try:
+        wait_rows(spark, table, 40, query)
+        deadline = time.monotonic() + 30
+        committed: list[int] = []
+        while time.monotonic() < deadline:
+            committed = [
+                tp.offset for tp in consumer.committed([TopicPartition(topic, p) for p in (0, 1)], timeout=10)
+            ]
+            if committed == [20, 20]:
+                break
+            time.sleep(0.5)
+    finally:
+        query.stop()
+        consumer.close()
+    assert committed == [20, 20]
+    # the group's offsets are where a new query starts with startingOffsets=committed
+    kafka_cluster.produce(topic, [b"after"] * 4)
+    rows = reader(
+        spark, kafka_cluster, subscribe=topic, startingOffsets="committed", **{"kafka.group.id": group}
+    )
+    assert values_of(rows.load().collect()) == [b"after"] * 4
+
+
+def test_committed_offsets_fallback(spark: Any, kafka_cluster: KafkaBroker) -> None:
+    from confluent_kafka import TopicPartition
+
+    topic = kafka_cluster.create_topic(2)
+    kafka_cluster.produce(topic, [f"v{i}".encode() for i in range(20)])
+    group = f"g-{topic}"
+    c = kafka_cluster.consumer(**{"group.id": group})
+    c.commit(offsets=[TopicPartition(topic, 0, 7)], asynchronous=False)
+    c.close()
+    opts = {"subscribe": topic, "startingOffsets": "committed", "kafka.group.id": group}
+    rows = reader(spark, kafka_cluster, **opts).load().collect()
+    assert sorted((r["partition"], r["offset"]) for r in rows) == [(0, o) for o in range(7, 10)] + [
+        (1, o) for o in range(10)
+    ]
+    with pytest.raises(Exception, match="no committed offset"):
+        reader(spark, kafka_cluster, committedOffsetsFallback="none", **opts).load().collect()
+
+
+def test_invalid_stream_options_fail_at_start(spark: Any, kafka_cluster: KafkaBroker, tmp_path: Any) -> None:
+    topic = kafka_cluster.create_topic(1)
+    df = stream(spark, kafka_cluster, subscribe=topic, endingOffsets="latest").load()
+    with pytest.raises(Exception, match="endingOffsets"):
+        q, _ = memory_query(df, tmp_path)
+        try:
+            q.awaitTermination(30)
+            raise AssertionError(str(q.exception()))
+        finally:
+            q.stop()
+    with pytest.raises(Exception, match="maxOffsetsPerTrigger"):
+        stream(spark, kafka_cluster, subscribe=topic, maxOffsetsPerTrigger="-5").load()
+    with pytest.raises(Exception, match=json.dumps("startingOffsets")[1:-1]):
+        stream(spark, kafka_cluster, subscribe=topic, startingOffsets="yesterday").load()
