@@ -412,16 +412,27 @@ class ThrottlingProxy:
 
     Every ``every``-th call of an action in ``actions`` gets HTTP 400
     ``ProvisionedThroughputExceededException`` without reaching the endpoint, as the real service
-    does when a shard's read limit is exceeded. Counts of injected errors are in ``injected``.
+    does when a shard's read limit is exceeded. Counts of injected errors are in ``injected``. With
+    ``partial_put_every``, every such PutRecords call is a partial failure: the odd-numbered entries are
+    not forwarded and come back with ``ErrorCode`` (counted in ``partial_failures``).
 
     Threading: a ``ThreadingHTTPServer`` on a background thread (test code only).
     """
 
-    def __init__(self, target_url: str, actions: Iterable[str] = ("GetRecords",), every: int = 3) -> None:
+    def __init__(
+        self,
+        target_url: str,
+        actions: Iterable[str] = ("GetRecords",),
+        every: int = 3,
+        partial_put_every: int | None = None,
+    ) -> None:
         self.target_url = target_url.rstrip("/")
         self.actions = frozenset(actions)
         self.every = every
+        self.partial_put_every = partial_put_every
         self.injected = 0
+        self.partial_failures = 0
+        self._puts = 0
         self.forwarded = 0
         self._count = 0
         self._lock = threading.Lock()
@@ -479,6 +490,43 @@ class ThrottlingProxy:
             target=self._server.serve_forever, name="throttling-proxy", daemon=True
         )
         self._thread.start()
+
+    def _forward(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes, Any]:
+        # the client signed the original body; the endpoints used here do not verify signatures
+        req = urllib.request.Request(self.target_url + path, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=60) as resp:  # noqa: S310 - loopback endpoint
+                return resp.status, resp.read(), resp.headers
+        except urllib.error.HTTPError as e:
+            return e.code, e.read(), e.headers
+
+    def _should_fail_partially(self) -> bool:
+        with self._lock:
+            if self.partial_put_every is None:
+                return False
+            self._puts += 1
+            return self._puts % self.partial_put_every == 0
+
+    def _partial_put(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes, Any]:
+        """Forward only the even-numbered entries; report the odd ones as throttled (a partial failure)."""
+        request = json.loads(body)
+        entries = request["Records"]
+        kept = [e for i, e in enumerate(entries) if i % 2 == 0]
+        status, data, rheaders = self._forward(path, json.dumps({**request, "Records": kept}).encode(), headers)
+        if status != 200:
+            return status, data, rheaders
+        results = iter(json.loads(data)["Records"])
+        merged = []
+        for i in range(len(entries)):
+            if i % 2 == 0:
+                merged.append(next(results))
+            else:
+                merged.append({"ErrorCode": "ProvisionedThroughputExceededException",
+                               "ErrorMessage": "Rate exceeded for shard (injected)"})
+        failed = sum(1 for r in merged if "ErrorCode" in r)
+        with self._lock:
+            self.partial_failures += failed
+        return 200, json.dumps({"FailedRecordCount": failed, "Records": merged}).encode(), rheaders
 
     def _should_throttle(self, action: str) -> bool:
         with self._lock:
