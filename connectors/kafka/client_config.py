@@ -79,7 +79,10 @@ def _parse_jaas(raw: str) -> dict[str, str]:
             '\'<LoginModule> required username="..." password="...";\' with PlainLoginModule or ScramLoginModule '  # noqa: E501
             "(for other mechanisms set librdkafka's sasl.* settings directly)",
         )
-    args = {k: (q if q is not None else u) for k, q, u in _JAAS_ARG.findall(m.group("args"))}
+    args = {
+        a.group(1): (a.group(2) if a.group(2) is not None else a.group(3))
+        for a in _JAAS_ARG.finditer(m.group("args"))
+    }
     if "username" not in args or "password" not in args:
         raise InvalidOptionError("kafka.sasl.jaas.config", REDACTED, 'both username="..." and password="..."')
     return {

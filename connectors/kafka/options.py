@@ -293,11 +293,12 @@ class KafkaSourceOptions:
     def parse(cls, options: Mapping[str, str], streaming: bool) -> KafkaSourceOptions:
         """Validate ``options`` (case-insensitive names); raises ``InvalidOptionError`` naming the option."""
         opts = {k.lower(): v for k, v in options.items() if v is not None}
-        for key in opts:
+        for name, value in options.items():
+            key = name.lower()
             if not key.startswith("kafka.") and key not in _SOURCE_OPTIONS:
                 raise InvalidOptionError(
-                    key,
-                    opts[key],
+                    name,
+                    value,
                     "a 'kafka.*' client setting or one of " + ", ".join(sorted(_SOURCE_OPTIONS)),
                 )
         bootstrap = opts.get("kafka.bootstrap.servers", "").strip()

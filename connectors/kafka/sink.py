@@ -43,10 +43,10 @@ class KafkaSinkOptions:
     def parse(cls, options: Mapping[str, str]) -> KafkaSinkOptions:
         """Validate; raises ``InvalidOptionError`` naming the option."""
         opts = {k.lower(): v for k, v in options.items() if v is not None}
-        for key in opts:
-            if not key.startswith("kafka.") and key not in _SINK_OPTIONS:
+        for name, value in options.items():
+            if not name.lower().startswith("kafka.") and name.lower() not in _SINK_OPTIONS:
                 raise InvalidOptionError(
-                    key, opts[key], "a 'kafka.*' client setting, 'topic' or 'includeHeaders'"
+                    name, value, "a 'kafka.*' client setting, 'topic' or 'includeHeaders'"
                 )
         bootstrap = opts.get("kafka.bootstrap.servers", "").strip()
         if not bootstrap:

@@ -30,7 +30,7 @@ def _writer(df: Any, broker: KafkaBroker, **options: str) -> Any:
 def test_batch_write_with_key_partition_and_headers(spark: Any, kafka_cluster: KafkaBroker) -> None:
     topic = kafka_cluster.create_topic(2)
     df = spark.sql(
-        "select cast(concat('k', id) as binary) as key, concat('v', id) as value, cast(id % 2 as int) as partition, "
+        "select cast(concat('k', id) as binary) as key, concat('v', id) as value, cast(id % 2 as int) as partition, "  # noqa: E501
         "array(named_struct('key', 'n', 'value', cast(cast(id as string) as binary))) as headers "
         "from range(100)"
     )
@@ -85,6 +85,6 @@ def test_value_column_is_required_and_topic_must_be_known(spark: Any, kafka_clus
     with pytest.raises(Exception, match="'topic'"):
         _writer(spark.sql("select 'v' as value"), kafka_cluster).mode("append").save()
     with pytest.raises(Exception, match="kafka.value.serializer"):
-        _writer(spark.sql("select 'v' as value"), kafka_cluster, topic="t", **{"kafka.value.serializer": "x"}).mode(
-            "append"
-        ).save()
+        _writer(
+            spark.sql("select 'v' as value"), kafka_cluster, topic="t", **{"kafka.value.serializer": "x"}
+        ).mode("append").save()
