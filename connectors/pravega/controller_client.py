@@ -159,6 +159,31 @@ class ControllerClient:
         reply = self._call("getURI", request, pb.NodeUri)
         return str(reply.endpoint), int(reply.port)
 
+    # --- transactions (the sink's driver commits what executors wrote) -----------------------
+    @staticmethod
+    def _txn(txn_id: int) -> Any:
+        def signed(value: int) -> int:
+            return value - (1 << 64) if value >= 1 << 63 else value
+
+        return pb.TxnId(highBits=signed(txn_id >> 64), lowBits=signed(txn_id & 0xFFFFFFFFFFFFFFFF))
+
+    def txn_state(self, scope: str, stream: str, txn_id: int) -> str:
+        """``OPEN``, ``COMMITTING``, ``COMMITTED``, ``ABORTING``, ``ABORTED`` or ``UNKNOWN``."""
+        request = pb.TxnRequest(streamInfo=self._stream(scope, stream), txnId=self._txn(txn_id))
+        reply = self._call("checkTransactionState", request, pb.TxnState)
+        return str(pb.TxnState.State.Name(reply.state))
+
+    def end_txn(self, scope: str, stream: str, txn_id: int, commit: bool) -> None:
+        """Commit or abort a transaction; raise unless the controller answers SUCCESS."""
+        request = pb.TxnRequest(streamInfo=self._stream(scope, stream), txnId=self._txn(txn_id))
+        method = "commitTransaction" if commit else "abortTransaction"
+        reply = self._call(method, request, pb.TxnStatus)
+        if reply.status != pb.TxnStatus.SUCCESS:
+            raise ConnectorError(
+                f"{method} of transaction {txn_id:032x} on {scope}/{stream} answered "
+                f"{pb.TxnStatus.Status.Name(reply.status)}"
+            )
+
     def close(self) -> None:
         """Close the channel."""
         self._channel.close()

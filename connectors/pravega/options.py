@@ -48,6 +48,7 @@ _SINK_KEYS = _CONNECTION_KEYS | {
     "allow_create_stream",
     "segments",
     "path",
+    "checkpointlocation",
 }
 
 

@@ -1,0 +1,252 @@
+"""The ``pravega`` sink: ``df.write`` / ``writeStream`` write the ``event`` column to a stream.
+
+Columns: ``event`` (binary or string, required) and ``routing_key`` (string, optional); other
+columns are ignored, so a ``format("pravega")`` read can be written back as it is.
+
+* ``exactly_once=false`` (default): each task writes through the official client's event writer
+  and flushes before it reports success. A retried task or re-run batch writes again: at least once.
+* ``exactly_once=true``: each task writes into its own Pravega transaction and waits until the
+  transaction segments hold every byte it wrote (checked with ``GetStreamSegmentInfo``: the
+  official client has no flush for transactions); the driver commits all transactions of the job
+  or micro-batch in ``commit()`` and aborts them in ``abort()``. A failed task attempt aborts its
+  transaction, so retried tasks never duplicate events. Limitation: if the driver dies after
+  ``commit()`` but before Spark records the micro-batch as committed, the re-run batch is written
+  again (Pravega has no idempotent commit keyed by the micro-batch).
+
+The official client holds the GIL while it blocks; it runs in Spark's Python workers, never in
+the process of a Pravega server.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
+from pyspark.sql.types import BinaryType, StringType, StructType
+
+from connector_base import ConnectorError
+from connectors.pravega.cluster_client import PravegaClusterClient
+from connectors.pravega.controller_client import shared_controller
+from connectors.pravega.options import PravegaSinkOptions
+from connectors.pravega.segment_store_client import NoSuchSegmentError
+
+__all__ = [
+    "PravegaBatchWriter",
+    "PravegaCommitMessage",
+    "PravegaStreamWriter",
+    "ensure_stream",
+    "validate_sink_schema",
+    "write_batches",
+]
+
+LOG = logging.getLogger(__name__)
+
+MAX_INFLIGHT_EVENTS = 10_000
+DURABLE_TIMEOUT_S = 120.0
+
+
+def validate_sink_schema(schema: StructType) -> None:
+    """Fail early (on the driver) when the columns cannot be written."""
+    types = {f.name.lower(): f.dataType for f in schema.fields}
+    if "event" not in types:
+        raise ConnectorError("the pravega sink needs an 'event' column (binary or string)")
+    if not isinstance(types["event"], BinaryType | StringType):
+        raise ConnectorError(f"column 'event' must be binary or string, not {types['event'].simpleString()}")
+    if "routing_key" in types and not isinstance(types["routing_key"], StringType):
+        raise ConnectorError(
+            f"column 'routing_key' must be a string, not {types['routing_key'].simpleString()}"
+        )
+
+
+def _manager(options: PravegaSinkOptions) -> Any:
+    import pravega_client
+
+    c = options.connection
+    if c.auth_enabled:  # the Rust client reads credentials from its environment
+        if c.auth_token:
+            os.environ["pravega_client_auth_method"] = "Bearer"
+            os.environ["pravega_client_auth_token"] = c.auth_token
+        else:
+            os.environ["pravega_client_auth_method"] = "Basic"
+            os.environ["pravega_client_auth_username"] = c.username or ""
+            os.environ["pravega_client_auth_password"] = c.password or ""
+    return pravega_client.StreamManager(c.controller, c.auth_enabled, c.tls_enabled)
+
+
+def ensure_stream(options: PravegaSinkOptions) -> None:
+    """Create the scope / stream when allowed; otherwise fail unless the stream exists."""
+    controller = shared_controller(options.connection)
+    if controller.stream_exists(options.scope, options.stream):
+        return
+    if not options.allow_create_stream:
+        raise ConnectorError(
+            f"Pravega stream {options.scope}/{options.stream} does not exist; set allow_create_stream=true "
+            "(and allow_create_scope=true for a new scope) to create it"
+        )
+    manager = _manager(options)
+    if options.allow_create_scope:
+        manager.create_scope(options.scope)
+    manager.create_stream(options.scope, options.stream, options.segments)
+    if not controller.stream_exists(options.scope, options.stream):
+        raise ConnectorError(
+            f"could not create {options.scope}/{options.stream} (does scope {options.scope} exist? "
+            "set allow_create_scope=true)"
+        )
+
+
+@dataclass
+class PravegaCommitMessage(WriterCommitMessage):
+    """What a task wrote: events, bytes, and its open transaction (exactly-once mode)."""
+
+    events: int
+    txn_id: int | None = None
+
+
+def _columns(batch: pa.RecordBatch) -> tuple[list[Any], list[Any] | None]:
+    names = [n.lower() for n in batch.schema.names]
+    events = batch.column(names.index("event"))
+    if pa.types.is_string(events.type) or pa.types.is_large_string(events.type):
+        events = events.cast(pa.binary())
+    keys = batch.column(names.index("routing_key")).to_pylist() if "routing_key" in names else None
+    return events.to_pylist(), keys
+
+
+def _write_all(target: Any, batches: Iterator[pa.RecordBatch]) -> tuple[int, int]:
+    count = size = 0
+    for batch in batches:
+        events, keys = _columns(batch)
+        write = target.write_event_bytes
+        for i, event in enumerate(events):
+            if event is None:
+                raise ConnectorError("the 'event' column holds a null; Pravega events cannot be null")
+            key = keys[i] if keys is not None else None
+            if key is None:
+                write(event)
+            else:
+                write(event, key)
+            size += 8 + len(event)
+        count += len(events)
+    return count, size
+
+
+def _await_durable(options: PravegaSinkOptions, txn_id: int, expected: int) -> None:
+    """Wait until the transaction segments hold ``expected`` bytes."""
+    client = PravegaClusterClient(options.connection)
+    try:
+        deadline = time.monotonic() + DURABLE_TIMEOUT_S
+        have = 0
+        while True:
+            have = 0
+            for seg in client.current_segments(options.scope, options.stream):
+                name = (
+                    f"{seg.segment_id & 0xFFFFFFFF}.#epoch.{seg.segment_id >> 32}#transaction.{txn_id:032x}"
+                )
+                try:
+                    have += _txn_segment_length(client, options, seg.segment_id, name)
+                except NoSuchSegmentError:
+                    pass
+            if have >= expected or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        if have != expected:
+            raise ConnectorError(
+                f"transaction {txn_id:032x} on {options.scope}/{options.stream} holds {have} of the "
+                f"{expected} bytes written after {DURABLE_TIMEOUT_S}s"
+            )
+    finally:
+        client.close()
+
+
+def _txn_segment_length(
+    client: PravegaClusterClient, options: PravegaSinkOptions, seg: int, name: str
+) -> int:
+    store = client._store(options.scope, options.stream, seg)
+    return store.info(
+        f"{options.scope}/{options.stream}/{name}", client._token(options.scope, options.stream)
+    ).tail
+
+
+def write_batches(options: PravegaSinkOptions, batches: Iterator[pa.RecordBatch]) -> PravegaCommitMessage:
+    """Write every row of one task; in exactly-once mode into a transaction left open for the driver."""
+    manager = _manager(options)
+    if not options.exactly_once:
+        writer = manager.create_writer(options.scope, options.stream, MAX_INFLIGHT_EVENTS)
+        count, _size = _write_all(writer, batches)
+        writer.flush()
+        return PravegaCommitMessage(count)
+    txn_writer = manager.create_transaction_writer(options.scope, options.stream, random.getrandbits(63))
+    txn = txn_writer.begin_txn()
+    txn_id = int(txn.get_txn_id())
+    try:
+        count, size = _write_all(txn, batches)
+        _await_durable(options, txn_id, size)
+    except BaseException:
+        try:
+            shared_controller(options.connection).end_txn(options.scope, options.stream, txn_id, commit=False)
+        except Exception as e:  # the original error matters more
+            LOG.warning("could not abort transaction %032x: %s", txn_id, e)
+        raise
+    return PravegaCommitMessage(count, txn_id)
+
+
+def _finish(options: PravegaSinkOptions, messages: list[WriterCommitMessage | None], commit: bool) -> int:
+    controller = shared_controller(options.connection)
+    total = 0
+    for m in messages:
+        if not isinstance(m, PravegaCommitMessage):
+            continue
+        total += m.events
+        if m.txn_id is None:
+            continue
+        try:
+            controller.end_txn(options.scope, options.stream, m.txn_id, commit)
+        except ConnectorError:
+            state = controller.txn_state(options.scope, options.stream, m.txn_id)
+            if state != ("COMMITTED" if commit else "ABORTED"):
+                if commit:
+                    raise
+                LOG.warning("abort of transaction %032x: state %s", m.txn_id, state)
+    return total
+
+
+class PravegaBatchWriter(DataSourceArrowWriter):
+    """``df.write.format("pravega")``."""
+
+    def __init__(self, options: PravegaSinkOptions, schema: StructType) -> None:
+        self._options = options
+        ensure_stream(options)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> PravegaCommitMessage:  # noqa: D102
+        return write_batches(self._options, iterator)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:  # noqa: D102
+        total = _finish(self._options, messages, commit=True)
+        LOG.info("wrote %d events to %s/%s", total, self._options.scope, self._options.stream)
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:  # noqa: D102
+        _finish(self._options, messages, commit=False)
+
+
+class PravegaStreamWriter(DataSourceStreamArrowWriter):
+    """``writeStream.format("pravega")`` (see the module docstring for the guarantee)."""
+
+    def __init__(self, options: PravegaSinkOptions, schema: StructType) -> None:
+        self._options = options
+        ensure_stream(options)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> PravegaCommitMessage:  # noqa: D102
+        return write_batches(self._options, iterator)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: D102, N803
+        total = _finish(self._options, messages, commit=True)
+        LOG.info("batch %d: wrote %d events", batchId, total)
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: D102, N803
+        _finish(self._options, messages, commit=False)
