@@ -47,6 +47,7 @@ KNOWN_OPTIONS = {
     "arrowbatchrows": "arrowBatchRows",
     "partitionkeycolumn": "partitionKeyColumn",
     "path": "path",
+    "checkpointlocation": "checkpointLocation",
 }
 """Lower-cased option name -> its documented spelling."""
 

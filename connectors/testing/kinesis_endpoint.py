@@ -461,14 +461,10 @@ class ThrottlingProxy:
                 headers = {
                     k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")
                 }
-                req = urllib.request.Request(
-                    proxy.target_url + self.path, data=body, headers=headers, method="POST"
-                )
-                try:
-                    with urllib.request.urlopen(req, timeout=60) as resp:  # noqa: S310 - loopback endpoint
-                        status, data, rheaders = resp.status, resp.read(), resp.headers
-                except urllib.error.HTTPError as e:
-                    status, data, rheaders = e.code, e.read(), e.headers
+                if action == "PutRecords" and proxy._should_fail_partially():
+                    status, data, rheaders = proxy._partial_put(self.path, body, headers)
+                else:
+                    status, data, rheaders = proxy._forward(self.path, body, headers)
                 self.send_response(status)
                 for k, v in rheaders.items():
                     if k.lower() not in (
@@ -512,7 +508,9 @@ class ThrottlingProxy:
         request = json.loads(body)
         entries = request["Records"]
         kept = [e for i, e in enumerate(entries) if i % 2 == 0]
-        status, data, rheaders = self._forward(path, json.dumps({**request, "Records": kept}).encode(), headers)
+        status, data, rheaders = self._forward(
+            path, json.dumps({**request, "Records": kept}).encode(), headers
+        )
         if status != 200:
             return status, data, rheaders
         results = iter(json.loads(data)["Records"])
@@ -521,8 +519,12 @@ class ThrottlingProxy:
             if i % 2 == 0:
                 merged.append(next(results))
             else:
-                merged.append({"ErrorCode": "ProvisionedThroughputExceededException",
-                               "ErrorMessage": "Rate exceeded for shard (injected)"})
+                merged.append(
+                    {
+                        "ErrorCode": "ProvisionedThroughputExceededException",
+                        "ErrorMessage": "Rate exceeded for shard (injected)",
+                    }
+                )
         failed = sum(1 for r in merged if "ErrorCode" in r)
         with self._lock:
             self.partial_failures += failed

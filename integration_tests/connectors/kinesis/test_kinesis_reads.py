@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import threading
 import time
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -63,15 +64,14 @@ def test_bounded_read_honours_starting_and_ending_timestamps(
     last_middle = max(stamps[d] for _k, d in middle)
     time.sleep(1.1)
     write(kinesis_endpoint, stream, 100, tag="late")
-    from datetime import timezone
 
     start_ms = (
-        int(first_middle.replace(tzinfo=timezone.utc).timestamp() * 1000)
+        int(first_middle.replace(tzinfo=UTC).timestamp() * 1000)
         if first_middle.tzinfo is None
         else (int(first_middle.timestamp() * 1000))
     )
     end_ms = (
-        int(last_middle.replace(tzinfo=timezone.utc).timestamp() * 1000)
+        int(last_middle.replace(tzinfo=UTC).timestamp() * 1000)
         if last_middle.tzinfo is None
         else int(last_middle.timestamp() * 1000)
     ) + 1
@@ -265,8 +265,8 @@ def test_position_older_than_retention(kinesis_endpoint: KinesisEndpoint, fail_o
     end = planner.end_positions({shard: (split, old.to_json())})[shard]
     assert end["k"] == "AT_TIMESTAMP"
     from connector_base.runtime.local_runtime import rows_of
-    from connectors.kinesis import KinesisSource
     from connector_base.spark.partition_reader import read_splits_as_arrow
+    from connectors.kinesis import KinesisSource
     from connectors.kinesis.record_emitter import arrow_schema
 
     source = KinesisSource(opts, bounded=False)
