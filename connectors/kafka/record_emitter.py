@@ -49,13 +49,18 @@ class KafkaRecordEmitter(BatchEmitter[KafkaRecords, Any, KafkaPartitionSplitStat
         """The Arrow batch of ``records`` (in ``schema`` if given, else the default schema)."""
         msgs = records.messages
         n = len(msgs)
-        ts = np.fromiter((t for m in msgs for t in m.timestamp()), dtype=np.int64, count=2 * n).reshape(n, 2)
+        ts = np.array([m.timestamp() for m in msgs], dtype=np.int64).reshape(n, 2)
+        first, last = msgs[0].offset(), msgs[-1].offset()
+        if last - first == n - 1:  # contiguous offsets (the usual case): no call per record
+            offsets = pa.array(np.arange(first, last + 1, dtype=np.int64))
+        else:  # gaps: transaction markers, compaction
+            offsets = pa.array([m.offset() for m in msgs], pa.int64())
         arrays: list[Any] = [
             pa.array([m.key() for m in msgs], pa.binary()),
             pa.array([m.value() for m in msgs], pa.binary()),
             pa.array([records.topic] * n, pa.string()),
             pa.array(np.full(n, records.partition, dtype=np.int32)),
-            pa.array(np.fromiter((m.offset() for m in msgs), dtype=np.int64, count=n)),
+            offsets,
             pa.array(ts[:, 1] * 1000, pa.timestamp("us", tz="UTC")),
             pa.array((ts[:, 0] - 1).astype(np.int32)),
         ]
