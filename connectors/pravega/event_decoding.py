@@ -21,6 +21,8 @@ __all__ = ["DecodedEvents", "EVENT_HEADER_BYTES", "const_string_array", "decode_
 
 EVENT_HEADER_BYTES = 8
 EVENT_TYPE = 0
+MAX_EVENT_BYTES = 8 * 1024 * 1024
+"""Pravega's largest event; a longer length means the position is not an event boundary."""
 _HEADER = struct.Struct(">ii")
 
 
@@ -52,7 +54,7 @@ def decode_events(
     if n < EVENT_HEADER_BYTES:
         return DecodedEvents(pa.array([], pa.binary()), np.empty(0, np.int64), 0)
     type_code, length = _HEADER.unpack_from(buf, 0)
-    if type_code != EVENT_TYPE or length < 0:
+    if type_code != EVENT_TYPE or not 0 <= length <= MAX_EVENT_BYTES:
         raise _malformed(where, base_offset, type_code, length)
     stride = length + EVENT_HEADER_BYTES
     count = n // stride
@@ -76,7 +78,7 @@ def decode_events(
 
 def _next_is_partial(buf: bytes | bytearray | memoryview, pos: int) -> bool:
     type_code, length = _HEADER.unpack_from(buf, pos)
-    if type_code != EVENT_TYPE or length < 0:
+    if type_code != EVENT_TYPE or not 0 <= length <= MAX_EVENT_BYTES:
         return False  # let the chain parser raise with the right offset
     return pos + EVENT_HEADER_BYTES + length > len(buf)
 
@@ -91,7 +93,7 @@ def event_boundaries(
     unpack = _HEADER.unpack_from
     while pos + EVENT_HEADER_BYTES <= n:
         type_code, length = unpack(buf, pos)
-        if type_code != EVENT_TYPE or length < 0:
+        if type_code != EVENT_TYPE or not 0 <= length <= MAX_EVENT_BYTES:
             raise _malformed(where, base_offset + pos, type_code, length)
         if pos + EVENT_HEADER_BYTES + length > n:
             break
@@ -111,7 +113,7 @@ def _decode_chain(
     unpack = _HEADER.unpack_from
     while pos + EVENT_HEADER_BYTES <= n:
         type_code, length = unpack(buf, pos)
-        if type_code != EVENT_TYPE or length < 0:
+        if type_code != EVENT_TYPE or not 0 <= length <= MAX_EVENT_BYTES:
             raise _malformed(where, base_offset + pos, type_code, length)
         if pos + EVENT_HEADER_BYTES + length > n:
             break

@@ -1,0 +1,142 @@
+"""Benchmark: a bounded Spark read with ``format("pravega")`` against the official client's reader group.
+
+On one Pravega emulator in one run: ``--events`` events (default 1,000,000) of ``--size`` bytes
+(100) over ``--segments`` segments (4) are read (a) through Spark ``local[2]`` with segment splits
+(summing the event lengths) and (b) by a reader group of the official ``pravega_client`` with one
+reader per segment, all in one process (``get_segment_slice_async``, summing the event lengths).
+Prints events/s of both and the ratio. Each side runs ``--rounds`` times (default 2), the best
+round counts.
+
+    python benchmarks/pravega_read.py                    # 1,000,000 events
+    python benchmarks/pravega_read.py --events 100000    # quick run
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from connectors.testing.pravega_cluster import run_isolated, start_emulator, unique_name  # noqa: E402
+
+ROUTING_KEYS = 64
+
+
+def write(uri: str, scope: str, stream: str, events: int, size: int, segments: int) -> float:
+    """Create the stream and write ``events`` distinct events (runs in a child process)."""
+    import pravega_client
+
+    manager = pravega_client.StreamManager(uri)
+    manager.create_scope(scope)
+    manager.create_stream(scope, stream, segments)
+    writer = manager.create_writer(scope, stream, 100_000)
+    pad = os.urandom(size)
+    start = time.perf_counter()
+    for i in range(events):
+        writer.write_event_bytes((b"%010d" % i) + pad[10:], f"k{i % ROUTING_KEYS}")
+    writer.flush()
+    return time.perf_counter() - start
+
+
+def reader_group_read(uri: str, scope: str, stream: str, events: int, readers: int) -> tuple[float, int]:
+    """Seconds for a reader group of ``readers`` readers to read every event, and the bytes read."""
+    import asyncio
+
+    import pravega_client
+
+    manager = pravega_client.StreamManager(uri)
+    group = manager.create_reader_group(unique_name("bench"), scope, stream, False)
+    members = [group.create_reader(f"r{i}") for i in range(readers)]
+    total = [0, 0]
+
+    async def loop(reader: Any) -> None:
+        while total[0] < events:
+            segment_slice = await reader.get_segment_slice_async()
+            n = size = 0
+            for event in segment_slice:
+                size += len(event.data())
+                n += 1
+            total[0] += n
+            total[1] += size
+            reader.release_segment(segment_slice)
+
+    async def main() -> None:
+        tasks = [asyncio.ensure_future(loop(r)) for r in members]
+        while total[0] < events:
+            await asyncio.sleep(0.005)
+        for t in tasks:
+            t.cancel()
+
+    start = time.perf_counter()
+    asyncio.run(main())
+    elapsed = time.perf_counter() - start
+    return elapsed, total[1]
+
+
+def spark_read(spark: Any, uri: str, scope: str, stream: str) -> tuple[float, int, int]:
+    """Seconds for a bounded Spark read, the event count and the bytes read."""
+    start = time.perf_counter()
+    row = (
+        spark.read.format("pravega")
+        .option("controller", uri)
+        .option("scope", scope)
+        .option("stream", stream)
+        .load()
+        .selectExpr("count(*) as n", "sum(length(event)) as b")
+        .collect()[0]
+    )
+    return time.perf_counter() - start, int(row["n"]), int(row["b"] or 0)
+
+
+def main() -> None:
+    """Run the benchmark and print both rates and their ratio."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--size", type=int, default=100)
+    parser.add_argument("--segments", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+
+    with start_emulator() as emulator:
+        uri = emulator.cluster.controller_uri
+        scope, stream = unique_name("bench"), unique_name("events")
+        took = run_isolated(write, uri, scope, stream, args.events, args.size, args.segments, timeout=3600)
+        print(f"wrote {args.events:,} events of {args.size} B over {args.segments} segments in {took:.1f} s")
+
+        from connector_base.spark import local_spark_session
+
+        spark = local_spark_session("pravega-bench", cores=2)
+        spark.sparkContext.setLogLevel("ERROR")
+        expected_bytes = args.events * args.size
+        best_spark = float("inf")
+        for r in range(args.rounds):
+            seconds, n, size = spark_read(spark, uri, scope, stream)
+            assert n == args.events and size == expected_bytes, (n, size)
+            print(f"  spark round {r + 1}: {seconds:.2f} s")
+            best_spark = min(best_spark, seconds)
+        best_rg = float("inf")
+        for r in range(args.rounds):
+            seconds, size = run_isolated(
+                reader_group_read, uri, scope, stream, args.events, args.segments, timeout=3600
+            )
+            assert size >= expected_bytes, size
+            print(f"  reader group round {r + 1}: {seconds:.2f} s")
+            best_rg = min(best_rg, seconds)
+        spark.stop()
+
+    spark_rate = args.events / best_spark
+    rg_rate = args.events / best_rg
+    print(f"spark format('pravega') segment splits: {spark_rate:,.0f} events/s ({best_spark:.2f} s)")
+    print(
+        f"official client reader group ({args.segments} readers, one process): "
+        f"{rg_rate:,.0f} events/s ({best_rg:.2f} s)"
+    )
+    print(f"ratio (spark / reader group): {spark_rate / rg_rate:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
