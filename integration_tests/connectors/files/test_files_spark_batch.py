@@ -150,3 +150,11 @@ def test_schema_mistakes_fail_at_load(spark, data_dir) -> None:
         ).load(str(data_dir)).collect()
     with pytest.raises(Exception, match="one string column"):
         spark.read.format(FMT).option("format", "text").schema("a INT").load(str(data_dir)).collect()
+
+
+def test_small_files_are_packed_into_few_partitions(spark, data_dir) -> None:
+    for i in range(40):
+        write_jsonl(data_dir, f"tiny-{i:02d}.jsonl", [{"id": i}])
+    df = spark.read.format(FMT).option("format", "jsonl").schema("id LONG").load(str(data_dir))
+    assert df.rdd.getNumPartitions() <= 4  # like Spark's maxPartitionBytes packing, not one task per file
+    assert sorted(r.id for r in df.collect()) == list(range(40))
