@@ -142,7 +142,7 @@ def test_continuous_read_picks_up_new_records_exactly_once(
 
 @pytest.mark.timeout(300)
 def test_planned_range_is_replayed_exactly(kinesis_endpoint: KinesisEndpoint, spark: Any) -> None:
-    """Plan a micro-batch, write more records, read the planned range twice: same records, none of the new ones."""
+    """Plan a micro-batch, write more, read the planned range twice: same records, none of the new ones."""
     stream = kinesis_endpoint.create_stream(3)
     first = write(kinesis_endpoint, stream, 600, tag="before")
     time.sleep(1.1)  # the cut is the service's clock (whole seconds) minus the margin

@@ -31,7 +31,7 @@ def test_batch_write_with_partial_failures_retried(kinesis_endpoint: KinesisEndp
     finally:
         proxy.stop()
     assert proxy.partial_failures > 0 and proxy.injected > 0, (proxy.partial_failures, proxy.injected)
-    # at-least-once: every row is there; entries reported failed were never stored, so no duplicates here either
+    # at-least-once; entries reported failed were never stored, so there are no duplicates here either
     assert _read_back(spark, kinesis_endpoint, stream) == sorted(rows)
 
 

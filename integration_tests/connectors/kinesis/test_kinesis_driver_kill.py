@@ -1,0 +1,74 @@
+"""SIGKILL the driver of a Kinesis query at several points, restart from the checkpoint: exactly-once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from connectors.testing.kinesis_endpoint import KinesisEndpoint, available_endpoint_kinds
+from integration_tests.connectors.kinesis.helpers import options, write
+
+DRIVER = Path(__file__).with_name("kinesis_kill_driver.py")
+RECORDS = 6000
+
+
+def run_driver(checkpoint: Path, output: Path, opts: dict[str, str], kill_after_s: float | None) -> bool:
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(
+        [sys.executable, str(DRIVER), str(checkpoint), str(output), json.dumps(opts)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env=env,
+        text=True,
+    )
+    try:
+        if kill_after_s is not None:
+            deadline = time.monotonic() + 180
+            commits = checkpoint / "commits"
+            while time.monotonic() < deadline and proc.poll() is None:
+                if commits.exists() and any(commits.iterdir()):
+                    break
+                time.sleep(0.1)
+            time.sleep(kill_after_s)
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(30)
+                return False
+        out, _ = proc.communicate(timeout=400)
+        return "DONE" in out
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.mark.timeout(900)
+def test_killed_driver_restarts_with_exactly_once_output(
+    kinesis_endpoint: KinesisEndpoint, tmp_path: Path
+) -> None:
+    if kinesis_endpoint.kind != available_endpoint_kinds()[0]:
+        pytest.skip("runs on the primary endpoint only, to keep the suite's time modest")
+    stream = kinesis_endpoint.create_stream(3)
+    written = write(kinesis_endpoint, stream, RECORDS, keys=30)
+    time.sleep(1.1)  # every record is older than the first cut
+    opts = options(kinesis_endpoint, stream, maxRecordsPerTrigger="600")
+    checkpoint, output = tmp_path / "chk", tmp_path / "out"
+    kills = 0
+    for delay in (0.0, 2.0, 4.0):
+        if run_driver(checkpoint, output, opts, kill_after_s=delay):
+            break
+        kills += 1
+    assert kills >= 1, "the query finished before any kill: make it longer"
+    assert run_driver(checkpoint, output, opts, kill_after_s=None), "the restarted query did not finish"
+    table = pq.read_table(str(output))
+    datas = table.column("data").to_pylist()
+    assert len(datas) == len(set(datas)), f"{len(datas) - len(set(datas))} duplicated records"
+    assert set(datas) == {d for _k, d in written}
