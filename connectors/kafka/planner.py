@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from connector_base import DataLossError
+from connector_base import ConnectorError, DataLossError
 from connector_base.spark import Backlog, Position, SplitPlanner
 from connectors.kafka.cluster_client import KafkaClusterClient
 from connectors.kafka.options import KafkaSourceOptions
@@ -76,7 +76,12 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
                 ends[sid] = s.stopping_offset
         if unbounded:
             cluster = self._cluster()
-            existing = cluster.partitions() or {}
+            try:
+                existing = cluster.partitions() or {}
+            except ConnectorError as e:
+                # the cluster does not answer (a broker restart): plan nothing new this trigger
+                LOG.warning("cannot reach the cluster, no new data planned this trigger: %s", e)
+                return {sid: pos for sid, (_s, pos) in splits.items()}
             live = {}
             for sid, (s, pos) in unbounded.items():
                 tp = (s.topic, s.partition)
@@ -85,7 +90,11 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
                     ends[sid] = pos
                 else:
                     live[sid] = (tp, pos)
-            latest = cluster.latest([tp for tp, _ in live.values()]) if live else {}
+            try:
+                latest = cluster.latest([tp for tp, _ in live.values()]) if live else {}
+            except ConnectorError as e:
+                LOG.warning("cannot look up the latest offsets, no new data planned this trigger: %s", e)
+                return {sid: pos for sid, (_s, pos) in splits.items()}
             for sid, (tp, pos) in live.items():
                 end = latest[tp]
                 if end < pos:

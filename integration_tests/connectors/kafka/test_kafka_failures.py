@@ -1,0 +1,124 @@
+"""Failures: the driver SIGKILLed at several points, a broker restarted during a query (noida-db)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from connectors.testing.kafka_cluster import KafkaBroker, start_noida_db
+from integration_tests.connectors.kafka.helpers import memory_query, stream, wait_rows
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+DRIVER = Path(__file__).with_name("kill_driver.py")
+
+
+def _start_driver(
+    broker: KafkaBroker, topic: str, out: Path, chk: Path, *extra: str
+) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(DRIVER), broker.bootstrap, topic, str(out), str(chk), *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    """SIGKILL the driver (its Python process and the JVM it started: the whole group)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(30)
+
+
+def _wait(predicate: Any, proc: subprocess.Popen[str], timeout_s: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"the driver exited with {proc.returncode}")
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for the driver")
+
+
+def _entries(directory: Path) -> int:
+    return len([p for p in directory.glob("[0-9]*")]) if directory.exists() else 0
+
+
+@pytest.mark.timeout(600)
+def test_driver_killed_at_several_points_restarts_exactly_once(
+    spark: Any, noida: KafkaBroker, tmp_path: Path
+) -> None:
+    topic = noida.create_topic(3)
+    out, chk = tmp_path / "out", tmp_path / "chk"
+    produced = 0
+
+    def produce(n: int) -> None:
+        nonlocal produced
+        noida.produce(topic, [f"r{produced + i}".encode() for i in range(n)])
+        produced += n
+
+    produce(3000)
+    # 1: killed right after a new micro-batch was planned (offset log written, batch not committed)
+    proc = _start_driver(noida, topic, out, chk)
+    _wait(lambda: _entries(chk / "offsets") >= 2, proc)
+    _kill(proc)
+    produce(1000)
+    # 2: killed while running, at an arbitrary moment after some output was committed
+    proc = _start_driver(noida, topic, out, chk)
+    committed = _entries(chk / "commits")
+    _wait(lambda: _entries(chk / "commits") > committed, proc)
+    time.sleep(0.7)
+    _kill(proc)
+    produce(1000)
+    # 3: killed as soon as the sink wrote a data file of the next batch (before its commit)
+    proc = _start_driver(noida, topic, out, chk)
+    files = len(list(out.glob("*.parquet")))
+    _wait(lambda: len(list(out.glob("*.parquet"))) > files, proc)
+    _kill(proc)
+    # finally run to the end of the data
+    proc = _start_driver(noida, topic, out, chk, "--available-now")
+    assert proc.wait(300) == 0, "the final AvailableNow run failed"
+    rows = spark.read.parquet(str(out)).collect()  # only committed files (the sink's metadata log)
+    keys = [(r["partition"], r["offset"]) for r in rows]
+    assert len(keys) == len(set(keys)), "duplicated records"
+    assert sorted(bytes(r["value"]) for r in rows) == sorted(f"r{i}".encode() for i in range(produced))
+
+
+@pytest.mark.timeout(300)
+def test_broker_restart_during_a_query_loses_nothing(spark: Any, tmp_path: Path) -> None:
+    broker = start_noida_db()
+    try:
+        topic = broker.create_topic(2)
+        broker.produce(topic, [f"a{i}".encode() for i in range(500)])
+        df = stream(
+            spark, broker, subscribe=topic, startingOffsets="earliest", maxOffsetsPerTrigger="100"
+        ).load()
+        query, table = memory_query(df, tmp_path)
+        try:
+            wait_rows(spark, table, 100, query)
+            broker.restart()  # kill the broker process group and start it again on the same data
+            broker.produce(topic, [f"b{i}".encode() for i in range(500)])
+            rows = wait_rows(spark, table, 1000, query, timeout_s=180)
+            time.sleep(1)
+            rows = spark.sql(f"select * from {table}").collect()
+        finally:
+            query.stop()
+    finally:
+        broker.stop()
+    keys = [(r["partition"], r["offset"]) for r in rows]
+    assert len(keys) == len(set(keys)) == 1000
+    assert sorted(bytes(r["value"]) for r in rows) == sorted(
+        [f"a{i}".encode() for i in range(500)] + [f"b{i}".encode() for i in range(500)]
+    )
