@@ -66,6 +66,10 @@ class Gap(Enum):
         "re-sequences "
         "the parent's records and MergeShards copies them into the child"
     )
+    AT_TIMESTAMP_HANGS = (
+        "GetShardIterator AT_TIMESTAMP never answers when no record is at or after the timestamp "
+        "(the connector times such calls out and falls back)"
+    )
     RETENTION = "records never expire, so a position older than the retention period cannot be produced"
     NO_SHARD_END_ITERATOR = "GetRecords on a closed shard never returns a null NextShardIterator"
     NO_THROTTLING = "never throttles (ProvisionedThroughputExceededException is injected by a proxy instead)"
@@ -337,7 +341,7 @@ def _spawn(
 
 
 MOTO_GAPS = frozenset({Gap.RESHARDING_ROUTING, Gap.RETENTION, Gap.NO_SHARD_END_ITERATOR, Gap.NO_THROTTLING})
-KINESALITE_GAPS = frozenset({Gap.RETENTION, Gap.NO_THROTTLING})
+KINESALITE_GAPS = frozenset({Gap.AT_TIMESTAMP_HANGS, Gap.RETENTION, Gap.NO_THROTTLING})
 LOCALSTACK_GAPS = frozenset({Gap.RETENTION, Gap.NO_THROTTLING})
 
 
