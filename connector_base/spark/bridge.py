@@ -345,10 +345,14 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         current = {sid: (e.split, e.pos) for sid, e in plan.splits.items()}
         available = planner.end_positions(current) if current else {}
         if self._available_now and self._target is None:
-            self._target = dict(available)
+            self._target = dict(planner.target_positions(current) if current else {})
             LOG.info("Trigger.AvailableNow target fixed for %d splits", len(self._target))
         if self._target is not None:
-            available = {sid: self._target.get(sid, pos) for sid, (_s, pos) in current.items()}
+            # a split the planner holds now (its end is its position) stays held until released
+            available = {
+                sid: pos if available.get(sid, pos) == pos else self._target.get(sid, pos)
+                for sid, (_s, pos) in current.items()
+            }
         self._latest_report = plan.offset(available).to_json(serializer)
         limits = self._ds.read_limit_options().merged_with_spark_limit(limit)
         ranges = {sid: (e.split, e.pos, available.get(sid, e.pos)) for sid, e in plan.splits.items()}

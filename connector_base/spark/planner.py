@@ -70,6 +70,15 @@ class SplitPlanner(ABC, Generic[SplitT]):
         The answer honours the source's stopping positions (ending offsets, end stream cuts).
         """
 
+    def target_positions(self, splits: Mapping[str, tuple[SplitT, Position]]) -> dict[str, Position]:
+        """The positions ``Trigger.AvailableNow`` reads up to: the data that exists now.
+
+        The default is ``end_positions``. A planner that holds some splits back for now (a
+        successor until its predecessors are read) returns their unheld ends here; the bridge
+        still keeps a split where ``end_positions`` holds it until that hold is released.
+        """
+        return self.end_positions(splits)
+
     @abstractmethod
     def backlog(self, split: SplitT, start: Position, end: Position) -> Backlog:
         """How much ``[start, end)`` holds."""
