@@ -65,11 +65,21 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
     def end_positions(  # noqa: D102
         self, splits: Mapping[str, tuple[PravegaSegmentSplit, Position]]
     ) -> dict[str, Position]:
+        return self._ends(splits, hold=self.options.streaming)
+
+    def target_positions(  # noqa: D102
+        self, splits: Mapping[str, tuple[PravegaSegmentSplit, Position]]
+    ) -> dict[str, Position]:
+        return self._ends(splits, hold=False)
+
+    def _ends(
+        self, splits: Mapping[str, tuple[PravegaSegmentSplit, Position]], hold: bool
+    ) -> dict[str, Position]:
         self._scans.clear()
         ends: dict[str, Position] = {}
         for sid, (split, raw_pos) in splits.items():
             pos = int(raw_pos)
-            if self.options.streaming and any(p in splits for p in split.predecessor_ids()):
+            if hold and any(p in splits for p in split.predecessor_ids()):
                 ends[sid] = pos  # a predecessor is still being read
                 continue
             if sid in self._gone:

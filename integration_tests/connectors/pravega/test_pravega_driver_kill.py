@@ -1,0 +1,82 @@
+"""SIGKILL the Spark driver of a Pravega -> Parquet query, restart from the checkpoint: exactly once.
+
+The stream was scaled half-way through the data, so the restarted driver also rebuilds the
+enumerator (segments handed out, successors) from the offset in Spark's log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from pravega_helpers import keyed_events, new_stream, read_options, write_events
+
+from connectors.testing.pravega_cluster import PravegaCluster
+
+pytestmark = [pytest.mark.integration, pytest.mark.spark]
+
+DRIVER = Path(__file__).resolve().parents[2] / "connector_base" / "kill_driver.py"
+EVENTS = 6000
+
+
+def run_driver(checkpoint: Path, output: Path, options: dict[str, str], kill_after_s: float | None) -> bool:
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(
+        [sys.executable, str(DRIVER), "pravega", str(checkpoint), str(output), json.dumps(options)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env=env,
+        text=True,
+    )
+    try:
+        if kill_after_s is not None:
+            deadline = time.monotonic() + 180
+            commits = checkpoint / "commits"
+            while time.monotonic() < deadline and proc.poll() is None:
+                if commits.exists() and any(commits.iterdir()):
+                    break
+                time.sleep(0.1)
+            time.sleep(kill_after_s)
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(30)
+                return False
+        out, _ = proc.communicate(timeout=400)
+        return "DONE" in out
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.mark.timeout(1200)
+def test_killed_driver_restarts_with_exactly_once_output(
+    emulator_cluster: PravegaCluster, tmp_path: Path
+) -> None:
+    cluster = emulator_cluster
+    scope, stream = new_stream(cluster, segments=3)
+    first = keyed_events("d", EVENTS // 2, keys=9)
+    write_events(cluster, scope, stream, first)
+    segment = cluster.control.active_segments(scope, stream)[0]["id"]
+    cluster.control.split(scope, stream, segment)
+    second = keyed_events("d", EVENTS // 2, keys=9, start=EVENTS // 2)
+    write_events(cluster, scope, stream, second)
+    options = read_options(cluster, scope, stream, maxEventsPerTrigger="500")
+    checkpoint, output = tmp_path / "chk", tmp_path / "out"
+    kills = 0
+    for delay in (0.0, 2.0, 4.0):
+        if run_driver(checkpoint, output, options, kill_after_s=delay):
+            break
+        kills += 1
+    assert kills >= 1, "the query finished before any kill: make it longer"
+    assert run_driver(checkpoint, output, options, kill_after_s=None), "the restarted query did not finish"
+    events = [bytes(e) for e in pq.read_table(str(output)).column("event").to_pylist()]
+    assert len(events) == len(set(events)), f"{len(events) - len(set(events))} duplicated events"
+    assert set(events) == {p for _k, p in first + second}
