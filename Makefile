@@ -19,10 +19,17 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# kinesalite (npm) is the second Kinesis implementation for the tests; skipped where npm is absent
+KINESALITE := .kinesalite/node_modules/.bin/kinesalite
+$(KINESALITE):
+	@if command -v npm >/dev/null 2>&1; then \
+		npm install --silent --no-audit --no-fund --prefix .kinesalite kinesalite@3.3.3; \
+	else echo "npm not found: Kinesis tests run on moto only"; fi
+
 demo: $(STAMP)
 	$(PY) -m connectors.demo --system $(SYSTEM)
 
-test: $(STAMP)
+test: $(STAMP) $(KINESALITE)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
