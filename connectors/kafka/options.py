@@ -390,7 +390,8 @@ class KafkaSourceOptions:
         # the Java client (and so Spark) defaults to read_uncommitted; librdkafka to read_committed
         conf["isolation.level"] = "read_committed" if self.read_committed else "read_uncommitted"
         conf.setdefault("log.connection.close", False)
-        conf.setdefault("receive.message.max.bytes", 200_000_000)
+        # some brokers (noida-db) ignore fetch.max.bytes and answer a big backlog in one response
+        conf.setdefault("receive.message.max.bytes", 1_000_000_000)
         conf.setdefault("fetch.max.bytes", 52_428_800)
         conf.setdefault("max.partition.fetch.bytes", 8_388_608)
         conf.setdefault("queued.max.messages.kbytes", 262_144)

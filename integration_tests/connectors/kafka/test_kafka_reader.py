@@ -1,0 +1,63 @@
+"""The executor side without Spark: exact ranges, replay, consumer pooling, data loss detection."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from connector_base import ConnectorError
+from connector_base.spark.partition_reader import read_splits_as_arrow
+from connectors.kafka import consumer_pool
+from connectors.kafka.options import KafkaSourceOptions
+from connectors.kafka.record_emitter import arrow_schema
+from connectors.kafka.source import KafkaSource
+from connectors.kafka.split import KafkaPartitionSplit
+from connectors.testing.kafka_cluster import Gap, KafkaBroker
+from integration_tests.connectors.kafka.conftest import require
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+
+
+def _read(broker: KafkaBroker, splits: list[KafkaPartitionSplit], **options: str) -> list[dict[str, Any]]:
+    opts = KafkaSourceOptions.parse(
+        {"kafka.bootstrap.servers": broker.bootstrap, "subscribe": "x", **options}, True
+    )
+    rows: list[dict[str, Any]] = []
+    for batch in read_splits_as_arrow(KafkaSource(opts), splits, arrow_schema(False), batch_rows=1000):
+        rows += batch.to_pylist()
+    return rows
+
+
+def test_exact_ranges_replay_and_pooled_consumers(kafka_cluster: KafkaBroker) -> None:
+    topic = kafka_cluster.create_topic(2)
+    kafka_cluster.produce(topic, [f"v{i}".encode() for i in range(2000)])
+    splits = [KafkaPartitionSplit(topic, 0, 17, 903), KafkaPartitionSplit(topic, 1, 0, 1000)]
+    created_before, _idle = consumer_pool.pool_size()
+    first = _read(kafka_cluster, splits, consumeBatchSize="100")
+    second = _read(kafka_cluster, splits, consumeBatchSize="100")
+    created_after, idle = consumer_pool.pool_size()
+    assert sorted((r["partition"], r["offset"]) for r in first) == [(0, o) for o in range(17, 903)] + [
+        (1, o) for o in range(1000)
+    ]
+    assert first == second  # a retried task returns the same records
+    assert created_after - created_before == 1 and idle >= 1  # the second read reused the consumer
+
+
+def test_data_loss_is_detected_on_executors(kafka_cluster: KafkaBroker) -> None:
+    require(kafka_cluster, Gap.DELETE_RECORDS)
+    from confluent_kafka import TopicPartition
+
+    topic = kafka_cluster.create_topic(1)
+    kafka_cluster.produce(topic, [f"v{i}".encode() for i in range(100)])
+    admin = kafka_cluster.admin()
+    for f in admin.delete_records([TopicPartition(topic, 0, 30)]).values():
+        f.result(30)
+    # the reader base re-raises a fetcher's error as ReaderFailedError naming the DataLossError
+    with pytest.raises(
+        ConnectorError, match=rf"DataLossError: data loss in topic {topic} partition 0: offsets \[10, 30\)"
+    ):
+        _read(kafka_cluster, [KafkaPartitionSplit(topic, 0, 10, 50)])
+    rows = _read(kafka_cluster, [KafkaPartitionSplit(topic, 0, 10, 50)], failOnDataLoss="false")
+    assert [r["offset"] for r in rows] == list(range(30, 50))
+    assert _read(kafka_cluster, [KafkaPartitionSplit(topic, 0, 0, 20)], failOnDataLoss="false") == []
