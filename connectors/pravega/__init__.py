@@ -7,7 +7,8 @@ segment store over the wire protocol and decode the events into Arrow batches. S
 are read only after all their predecessors, so the order per routing key holds across scaling.
 A replayed micro-batch reads the same bytes: exactly-once with an idempotent or transactional sink.
 
-Reader-group splits (the FLIP-27 mapping on the official client) run in the local runtime only.
+Reader-group splits (``PravegaReaderGroupSource``, the FLIP-27 mapping on the official client) run
+in the local runtime only.
 The sink writes through the official client, optionally in one transaction per task that the
 driver commits. See docs/pravega.md.
 """
@@ -17,6 +18,8 @@ from connectors.pravega.enumerator import PravegaEnumeratorState, PravegaSegment
 from connectors.pravega.options import PravegaSinkOptions, PravegaSourceOptions, ReadMode
 from connectors.pravega.planner import PravegaSegmentPlanner
 from connectors.pravega.positions import StreamCutSpec, format_stream_cut, parse_stream_cut
+from connectors.pravega.reader_group_source import PravegaReaderGroupSource
+from connectors.pravega.reader_group_split import PravegaReaderGroupSplit
 from connectors.pravega.source import PravegaSource, PravegaSourceReader
 from connectors.pravega.split import (
     PravegaSegmentSplit,
@@ -29,6 +32,8 @@ __all__ = [
     "PRAVEGA_SCHEMA",
     "PravegaDataSource",
     "PravegaEnumeratorState",
+    "PravegaReaderGroupSource",
+    "PravegaReaderGroupSplit",
     "PravegaSegmentEnumerator",
     "PravegaSegmentPlanner",
     "PravegaSegmentSplit",

@@ -20,7 +20,6 @@ the process of a Pravega server.
 from __future__ import annotations
 
 import logging
-import os
 import random
 import time
 from collections.abc import Iterator
@@ -34,6 +33,7 @@ from pyspark.sql.types import BinaryType, StringType, StructType
 from connector_base import ConnectorError
 from connectors.pravega.cluster_client import PravegaClusterClient
 from connectors.pravega.controller_client import shared_controller
+from connectors.pravega.official_client import official_manager
 from connectors.pravega.options import PravegaSinkOptions
 from connectors.pravega.segment_store_client import NoSuchSegmentError
 
@@ -66,18 +66,7 @@ def validate_sink_schema(schema: StructType) -> None:
 
 
 def _manager(options: PravegaSinkOptions) -> Any:
-    import pravega_client
-
-    c = options.connection
-    if c.auth_enabled:  # the Rust client reads credentials from its environment
-        if c.auth_token:
-            os.environ["pravega_client_auth_method"] = "Bearer"
-            os.environ["pravega_client_auth_token"] = c.auth_token
-        else:
-            os.environ["pravega_client_auth_method"] = "Basic"
-            os.environ["pravega_client_auth_username"] = c.username or ""
-            os.environ["pravega_client_auth_password"] = c.password or ""
-    return pravega_client.StreamManager(c.controller, c.auth_enabled, c.tls_enabled)
+    return official_manager(options.connection)
 
 
 def ensure_stream(options: PravegaSinkOptions) -> None:
