@@ -191,7 +191,13 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
             if self._done(a):
                 finished.append(a)
         if len(finished) < len(self._splits):
-            messages = self._consumer.consume(num_messages=self._batch, timeout=POLL_TIMEOUT_S)
+            # librdkafka's batch consume waits for num_messages or the timeout: never ask for more
+            # than the bounded splits still hold, or the last batch of a range waits out the timeout
+            wanted = self._batch
+            if all(a.stop != NO_STOPPING_OFFSET for a in self._splits.values()):
+                remaining = sum(max(0, a.stop - a.next_offset) for a in self._splits.values())
+                wanted = max(1, min(wanted, remaining))
+            messages = self._consumer.consume(num_messages=wanted, timeout=POLL_TIMEOUT_S)
             if messages:
                 self._dispatch(messages, out, finished, KafkaError, TopicPartition)
         for a in finished:
