@@ -136,6 +136,7 @@ class FileSourceOptions:
     max_files_per_trigger: int | None = None
     max_bytes_per_trigger: int | None = None
     include_metadata: bool = False
+    arrow_batch_rows: int | None = None
     mode: ParseMode = ParseMode.FAILFAST
     corrupt_column: str = DEFAULT_CORRUPT_COLUMN
     csv: CsvOptions = CsvOptions()
@@ -183,7 +184,6 @@ class FileSourceOptions:
         max_partition = _positive(lowered, "maxpartitionbytes", DEFAULT_MAX_PARTITION_BYTES)
         interval = _positive(lowered, "discoveryintervalms", DEFAULT_DISCOVERY_INTERVAL_MS)
         assert split_size is not None and max_partition is not None and interval is not None
-        _positive(lowered, "arrowbatchrows", None)
         return cls(
             path=path.strip(),
             format=fmt,
@@ -195,6 +195,7 @@ class FileSourceOptions:
             max_files_per_trigger=_positive(lowered, "maxfilespertrigger", None),
             max_bytes_per_trigger=_positive(lowered, "maxbytespertrigger", None),
             include_metadata=_bool(lowered, "includemetadata", False),
+            arrow_batch_rows=_positive(lowered, "arrowbatchrows", None),
             mode=mode,
             corrupt_column=corrupt,
             csv=csv,

@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from connector_base import DataLossError, RecordsBySplits, SplitReader, SplitsAddition, SplitsChange
 from connectors.files.formats import LineFormat, ParquetRowGroupReader, ReadSchema, line_format
+from connectors.files.formats.parquet import BATCH_ROWS as PARQUET_BATCH_ROWS
 from connectors.files.options import FileFormat, FileSourceOptions
 from connectors.files.split import FileSourceSplit, SplitKind
 
@@ -172,9 +173,10 @@ class _GzipFile(_OpenSplit):
 class _ParquetRowGroups(_OpenSplit):
     """Row groups ``[position, end)`` of a Parquet file, one row group per fetch."""
 
-    def __init__(self, split: FileSourceSplit, schema: ReadSchema) -> None:
+    def __init__(self, split: FileSourceSplit, schema: ReadSchema, batch_rows: int) -> None:
         super().__init__(split)
         self.schema = schema
+        self.batch_rows = batch_rows
         self.pos = split.start_position
         self.reader: ParquetRowGroupReader | None = None
 
@@ -189,7 +191,7 @@ class _ParquetRowGroups(_OpenSplit):
                     f"Parquet file {self.path} has {actual} bytes, not the {self.split.file_size} recorded "
                     f"when it was discovered: it was replaced after discovery"
                 )
-            self.reader = ParquetRowGroupReader(self.path, self.schema)
+            self.reader = ParquetRowGroupReader(self.path, self.schema, self.batch_rows)
         out: list[FileChunk] = [(t, None) for t in self.reader.read(self.pos)]
         self.pos += 1
         out.append((None, self.pos))
@@ -224,7 +226,8 @@ class FileSplitReader(SplitReader[FileChunk, FileSourceSplit]):
     def _open(self, split: FileSourceSplit) -> _OpenSplit:
         match split.kind:
             case SplitKind.ROW_GROUPS:
-                return _ParquetRowGroups(split, self._schema)
+                rows = max(PARQUET_BATCH_ROWS, self._options.arrow_batch_rows or 0)
+                return _ParquetRowGroups(split, self._schema, rows)
             case SplitKind.GZIP:
                 return _GzipFile(split, self._line_format(), self._chunk_bytes)
             case _:

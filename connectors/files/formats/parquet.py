@@ -27,8 +27,9 @@ def file_schema(path: str) -> pa.Schema:
 class ParquetRowGroupReader:
     """Reads row groups of one file as output batches; columns are matched by name (missing: null)."""
 
-    def __init__(self, path: str, schema: ReadSchema) -> None:
+    def __init__(self, path: str, schema: ReadSchema, batch_rows: int = BATCH_ROWS) -> None:
         self.path = path
+        self.batch_rows = batch_rows
         self.schema = schema
         self._file = pq.ParquetFile(path, memory_map=False, buffer_size=0)
         meta = self._file.metadata
@@ -43,7 +44,7 @@ class ParquetRowGroupReader:
         """The output tables of one row group, in order."""
         first = int(self._first_row[row_group])
         for batch in self._file.iter_batches(
-            batch_size=BATCH_ROWS, row_groups=[row_group], columns=self._columns, use_threads=True
+            batch_size=self.batch_rows, row_groups=[row_group], columns=self._columns, use_threads=True
         ):
             table = pa.Table.from_batches([batch])
             n = table.num_rows
