@@ -59,6 +59,7 @@ class KafkaSourceEnumerator(SplitEnumerator[KafkaPartitionSplit, KafkaEnumerator
         self._assigned: set[TopicPartition] = set(state.assigned)
         self._initial_done = state.initial_discovery_done
         self._pending: list[KafkaPartitionSplit] = []
+        self._returned: dict[int, list[KafkaPartitionSplit]] = {}
 
     def _cluster(self) -> KafkaClusterClient:
         if self._client is None:
@@ -122,15 +123,19 @@ class KafkaSourceEnumerator(SplitEnumerator[KafkaPartitionSplit, KafkaEnumerator
         readers = sorted(self._context.registered_readers())
         if not readers:
             return
-        if self._pending:
-            assignment: dict[int, list[KafkaPartitionSplit]] = {}
-            for i, split in enumerate(self._pending):
-                assignment.setdefault(readers[i % len(readers)], []).append(split)
-            self._pending = []
+        assignment: dict[int, list[KafkaPartitionSplit]] = {}
+        for i, split in enumerate(self._pending):
+            assignment.setdefault(readers[i % len(readers)], []).append(split)
+        self._pending = []
+        for subtask in readers:  # splits returned by a failed reader go to that reader only
+            if subtask in self._returned:
+                assignment.setdefault(subtask, []).extend(self._returned.pop(subtask))
+        if assignment:
             self._context.assign_splits(assignment)
         if not self._options.streaming and self._initial_done:
             for r in readers:
-                self._context.signal_no_more_splits(r)
+                if r not in self._returned:
+                    self._context.signal_no_more_splits(r)
 
     def add_reader(self, subtask_id: int) -> None:  # noqa: D102
         self._assign()
@@ -138,8 +143,10 @@ class KafkaSourceEnumerator(SplitEnumerator[KafkaPartitionSplit, KafkaEnumerator
     def handle_split_request(self, subtask_id: int, requester_hostname: str | None = None) -> None:  # noqa: D102
         self._assign()
 
-    def add_splits_back(self, splits: Sequence[KafkaPartitionSplit], subtask_id: int) -> None:  # noqa: D102
-        self._pending.extend(splits)
+    def add_splits_back(self, splits: Sequence[KafkaPartitionSplit], subtask_id: int) -> None:
+        """Splits of a failed reader, as of its last checkpoint: they go back to that reader when it
+        registers again (as Flink's Kafka enumerator), never to a reader that may have finished."""
+        self._returned.setdefault(subtask_id, []).extend(splits)
         self._assign()
 
     def snapshot_state(self, checkpoint_id: int) -> KafkaEnumeratorState:  # noqa: D102

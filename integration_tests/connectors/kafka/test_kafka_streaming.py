@@ -269,3 +269,32 @@ def test_invalid_stream_options_fail_at_start(spark: Any, kafka_cluster: KafkaBr
         stream(spark, kafka_cluster, subscribe=topic, maxOffsetsPerTrigger="-5").load()
     with pytest.raises(Exception, match=json.dumps("startingOffsets")[1:-1]):
         stream(spark, kafka_cluster, subscribe=topic, startingOffsets="yesterday").load()
+
+
+@pytest.mark.parametrize("fail", [True, False])
+def test_deleted_topic_fails_or_is_dropped(spark: Any, noida: KafkaBroker, tmp_path: Any, fail: bool) -> None:
+    keep, doomed = noida.create_topic(1), noida.create_topic(1)
+    noida.produce(keep, [b"k"] * 10)
+    noida.produce(doomed, [b"d"] * 10)
+    df = stream(
+        spark,
+        noida,
+        subscribe=f"{keep},{doomed}",
+        startingOffsets="earliest",
+        failOnDataLoss=str(fail).lower(),
+    ).load()
+    query, table = memory_query(df, tmp_path)
+    try:
+        wait_rows(spark, table, 20, query)
+        for f in noida.admin().delete_topics([doomed]).values():
+            f.result(30)
+        noida.produce(keep, [b"k2"] * 5)
+        if fail:
+            query.awaitTermination(60)
+            error = str(query.exception())
+            assert f"data loss in topic {doomed} partition 0" in error, error[:2000]
+        else:
+            rows = wait_rows(spark, table, 25, query)
+            assert sorted(values_of(rows)).count(b"k2") == 5
+    finally:
+        query.stop()
