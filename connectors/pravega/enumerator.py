@@ -119,6 +119,7 @@ class PravegaSegmentEnumerator(SplitEnumerator[PravegaSegmentSplit, PravegaEnume
         self._initial_done = state.initial_done
         self._pending: list[PravegaSegmentSplit] = []
         self._lock = threading.Lock()
+        self._discovering = threading.Lock()
 
     def _cluster(self) -> PravegaClusterClient:
         if self._client is None:
@@ -147,6 +148,10 @@ class PravegaSegmentEnumerator(SplitEnumerator[PravegaSegmentSplit, PravegaEnume
         return dict(spec.cuts[stream])
 
     def _discover(self) -> _Discovery:
+        with self._discovering:  # periodic calls may overlap on a thread pool; the client is single-threaded
+            return self._discover_once()
+
+    def _discover_once(self) -> _Discovery:
         with self._lock:
             known = {k: dict(v) for k, v in self._segments.items()}
             end_cut = self._end_cut
