@@ -283,3 +283,35 @@ def test_invalid_options_fail_at_load_and_start(
         ).load()
     with pytest.raises(InvalidOptionError):
         KinesisOptions.parse(options(kinesis_endpoint, stream, failOnDataLoss="sometimes"))
+
+
+@pytest.mark.timeout(300)
+def test_deaggregate_kpl_records(kinesis_endpoint: KinesisEndpoint, spark: Any) -> None:
+    from connectors.kinesis import aggregate
+
+    stream = kinesis_endpoint.create_stream(1)
+    users = [(f"user-{i}".encode(), f"u{i % 4}") for i in range(30)]
+    kinesis_endpoint.put_records(
+        stream,
+        [
+            ("outer-a", aggregate(users[:20])),
+            ("plain", b"not aggregated"),
+            ("outer-b", aggregate(users[20:])),
+        ],
+    )
+    rows = (
+        spark.read.format("kinesis-unified")
+        .options(**options(kinesis_endpoint, stream, deaggregate="true"))
+        .load()
+        .collect()
+    )
+    assert rows and "subSequenceNumber" in rows[0].asDict()
+    got = [(bytes(r["data"]), r["partitionKey"], r["subSequenceNumber"]) for r in rows]
+    want = (
+        [(d, k, i) for i, (d, k) in enumerate(users[:20])]
+        + [(b"not aggregated", "plain", 0)]
+        + [(d, k, i) for i, (d, k) in enumerate(users[20:])]
+    )
+    assert sorted(got) == sorted(want)
+    plain = spark.read.format("kinesis-unified").options(**options(kinesis_endpoint, stream)).load().collect()
+    assert len(plain) == 3 and "subSequenceNumber" not in plain[0].asDict()
