@@ -411,6 +411,15 @@ def stop_demo_endpoint(endpoint: KinesisEndpoint) -> None:
     endpoint.stop()
 
 
+class _QuietHTTPServer(ThreadingHTTPServer):
+    """Clients that give up (for example after a read timeout) are not an error worth a traceback."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
+            return
+        super().handle_error(request, client_address)
+
+
 class ThrottlingProxy:
     """An HTTP proxy in front of an endpoint that answers some Kinesis calls with a throttling error.
 
@@ -483,7 +492,7 @@ class ThrottlingProxy:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server = _QuietHTTPServer(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(

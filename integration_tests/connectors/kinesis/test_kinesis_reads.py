@@ -315,3 +315,33 @@ def test_deaggregate_kpl_records(kinesis_endpoint: KinesisEndpoint, spark: Any) 
     assert sorted(got) == sorted(want)
     plain = spark.read.format("kinesis-unified").options(**options(kinesis_endpoint, stream)).load().collect()
     assert len(plain) == 3 and "subSequenceNumber" not in plain[0].asDict()
+
+
+@pytest.mark.timeout(300)
+def test_throttled_streaming_query_is_exactly_once(
+    kinesis_endpoint: KinesisEndpoint, spark: Any, tmp_path: Path
+) -> None:
+    """Throttling hits the driver's probes and scans and the executors' reads of a running query."""
+    stream = kinesis_endpoint.create_stream(2)
+    expected = write(kinesis_endpoint, stream, 400)
+    proxy = ThrottlingProxy(
+        kinesis_endpoint.url, actions=("GetRecords", "GetShardIterator", "ListShards"), every=3
+    )
+    sink: list[tuple[int, Any]] = []
+    opts = {
+        **options(kinesis_endpoint, stream, maxRecordsPerTrigger="150", maxRecordsPerFetch="50"),
+        "endpointUrl": proxy.url,
+    }
+    query = _stream_query(spark, opts, tmp_path / "chk", sink)
+    try:
+        wait_until(lambda: len(sink) >= len(expected), 120, "the first records")
+        expected += write(kinesis_endpoint, stream, 200)
+        wait_until(lambda: len(sink) >= len(expected), 120, "every record")
+        time.sleep(2)
+        assert query.exception() is None
+    finally:
+        query.stop()
+        proxy.stop()
+    assert proxy.injected >= 10, proxy.injected
+    assert sorted(keyed([r for _b, r in sink])) == sorted((d, k) for k, d in expected)
+    assert len({b for b, _r in sink}) >= 3, "maxRecordsPerTrigger was not honoured"
