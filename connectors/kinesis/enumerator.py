@@ -110,6 +110,8 @@ class KinesisShardEnumerator(SplitEnumerator[KinesisShardSplit, KinesisEnumerato
             return
         snapshot, cut = result
         initial = not self._initial_done
+        # a shard that ListShards no longer lists has expired and will never come back
+        self._assigned &= {s.shard_id for s in snapshot.shards} | {s.shard_id for s in self._pending}
         start_initial = self._options.starting_position.resolve(snapshot.service_now_ms)
         for shard in snapshot.shards:
             if shard.shard_id in self._assigned:

@@ -19,6 +19,7 @@ that does not fit.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -51,6 +52,7 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
         self._client: Any = None
         self._scans: dict[tuple[str, str, str], list[tuple[int, int]]] = {}
         self.last_snapshot: StreamSnapshot | None = None
+        self._retention_due = 0.0
 
     def open(self) -> None:  # noqa: D102
         self._client = kinesis_client(self.options)
@@ -79,7 +81,12 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
         if not self.streaming:
             return {sid: (s.end or ShardPosition.shard_end()).to_json() for sid, (s, _p) in splits.items()}
         self._scans.clear()
-        snapshot = list_stream(self.options)
+        # the retention period is re-read at most every shardDiscoveryIntervalMs
+        known = self.last_snapshot.retention_hours if self.last_snapshot is not None else None
+        if self._retention_due <= time.monotonic():
+            known = None
+            self._retention_due = time.monotonic() + self.options.shard_discovery_interval_ms / 1000
+        snapshot = list_stream(self.options, known)
         self.last_snapshot = snapshot
         closed = {s.shard_id for s in snapshot.shards if s.closed}
         listed = {s.shard_id for s in snapshot.shards}

@@ -67,15 +67,21 @@ def _topological(shards: list[ShardInfo]) -> list[ShardInfo]:
     return out
 
 
-def list_stream(options: KinesisOptions) -> StreamSnapshot:
-    """List every shard (paginated), with the service's clock from the response's ``Date`` header."""
+def list_stream(options: KinesisOptions, retention_hours: int | None = None) -> StreamSnapshot:
+    """List every shard (paginated), with the service's clock from the response's ``Date`` header.
+
+    The retention period comes from DescribeStreamSummary (a call with a low account-wide rate
+    limit) unless the caller passes the one it already knows.
+    """
     client = kinesis_client(options)
     what = f"ListShards of stream {options.stream}"
-    summary = call_with_retry(
-        client.describe_stream_summary,
-        f"DescribeStreamSummary of stream {options.stream}",
-        **options.stream_args(),
-    )
+    if retention_hours is None:
+        summary = call_with_retry(
+            client.describe_stream_summary,
+            f"DescribeStreamSummary of stream {options.stream}",
+            **options.stream_args(),
+        )
+        retention_hours = int(summary["StreamDescriptionSummary"].get("RetentionPeriodHours", 24))
     resp = call_with_retry(client.list_shards, what, **options.stream_args())
     raw = list(resp.get("Shards", []))
     while resp.get("NextToken"):
@@ -90,8 +96,7 @@ def list_stream(options: KinesisOptions) -> StreamSnapshot:
         )
         for s in raw
     ]
-    retention = int(summary["StreamDescriptionSummary"].get("RetentionPeriodHours", 24))
-    return StreamSnapshot(tuple(_topological(shards)), now, retention)
+    return StreamSnapshot(tuple(_topological(shards)), now, retention_hours)
 
 
 def wait_for_service_time(options: KinesisOptions, target_ms: int, timeout_s: float = 30.0) -> int:
