@@ -40,6 +40,21 @@ HOUR_MS = 3_600_000
 SCAN_PAGE_LIMIT = 10_000
 
 
+def window_cut(cut: int, pos: ShardPosition, first_ts: int | None, window_ms: int | None) -> int:
+    """``cut`` bounded by ``maxTimeWindowPerTrigger``, counted from the first record at ``pos``.
+
+    Counting from the first record (not from the position) skips an idle stretch at once, so a
+    shard whose next record is more than one window ahead still makes progress.
+    """
+    if window_ms is None:
+        return cut
+    if first_ts is not None:
+        return min(cut, first_ts + window_ms)
+    if pos.kind is PositionKind.AT_TIMESTAMP and pos.timestamp_ms is not None:
+        return min(cut, pos.timestamp_ms + window_ms)
+    return cut
+
+
 class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
     """Plans ``[start, end)`` per shard on the driver (streaming) or passes bounded splits through (batch).
 
@@ -112,11 +127,7 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
         self, split: KinesisShardSplit, pos: ShardPosition, cut: int, ending: int | None
     ) -> ShardPosition:
         first_ts, has_data = self._probe(split, pos, cut)
-        window = self.options.max_time_window_per_trigger_ms
-        if window is not None:
-            base = pos.timestamp_ms if pos.kind is PositionKind.AT_TIMESTAMP else first_ts
-            if base is not None:
-                cut = min(cut, base + window)
+        cut = window_cut(cut, pos, first_ts, self.options.max_time_window_per_trigger_ms)
         if ending is not None and cut >= ending:
             return ShardPosition.at_timestamp(ending)  # the last range of a bounded stream, even if empty
         if pos.kind is PositionKind.AT_TIMESTAMP and pos.timestamp_ms is not None and cut <= pos.timestamp_ms:

@@ -345,3 +345,29 @@ def test_throttled_streaming_query_is_exactly_once(
     assert proxy.injected >= 10, proxy.injected
     assert sorted(keyed([r for _b, r in sink])) == sorted((d, k) for k, d in expected)
     assert len({b for b, _r in sink}) >= 3, "maxRecordsPerTrigger was not honoured"
+
+
+@pytest.mark.timeout(300)
+def test_max_time_window_per_trigger_splits_bursts(
+    kinesis_endpoint: KinesisEndpoint, spark: Any, tmp_path: Path
+) -> None:
+    stream = kinesis_endpoint.create_stream(1)
+    expected = []
+    for tag in ("b0", "b1", "b2"):
+        expected += write(kinesis_endpoint, stream, 50, tag=tag)
+        time.sleep(1.3)
+    sink: list[tuple[int, Any]] = []
+    query = _stream_query(
+        spark, options(kinesis_endpoint, stream, maxTimeWindowPerTrigger="500ms"), tmp_path / "c", sink
+    )
+    try:
+        wait_until(lambda: len(sink) >= len(expected), 120, "every record")
+        assert query.exception() is None
+    finally:
+        query.stop()
+    assert sorted(keyed([r for _b, r in sink])) == sorted((d, k) for k, d in expected)
+    tags_per_batch = collections.defaultdict(set)
+    for batch_id, r in sink:
+        tags_per_batch[batch_id].add(bytes(r["data"]).split(b"-")[0])
+    assert all(len(t) == 1 for t in tags_per_batch.values()), dict(tags_per_batch)
+    assert len(tags_per_batch) >= 3

@@ -48,3 +48,15 @@ def test_finished_positions() -> None:
     assert planner.is_finished(SPLIT, ShardPosition.shard_end().to_json())
     assert planner.is_finished(SPLIT, ShardPosition.at_timestamp(5000).to_json())
     assert not planner.is_finished(SPLIT, ShardPosition.at_timestamp(4999).to_json())
+
+
+def test_time_window_counts_from_the_first_record() -> None:
+    from connectors.kinesis.planner import window_cut
+
+    at_100 = ShardPosition.at_timestamp(100)
+    assert window_cut(10_000, at_100, None, None) == 10_000
+    assert window_cut(10_000, at_100, 150, 1000) == 1150
+    assert window_cut(10_000, at_100, 5000, 1000) == 6000  # an idle stretch is skipped, progress is made
+    assert window_cut(10_000, at_100, None, 1000) == 1100
+    assert window_cut(500, at_100, 150, 1000) == 500
+    assert window_cut(10_000, ShardPosition.trim_horizon(), None, 1000) == 10_000
