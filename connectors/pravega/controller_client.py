@@ -19,10 +19,11 @@ from typing import Any
 import grpc
 
 from connector_base import ConnectorError
-from connectors.pravega._proto import controller_pb2 as pb
+from connectors.pravega._proto import controller_pb2
 
 __all__ = ["ControllerClient", "SegmentRange", "Successor", "ConnectionSettings", "shared_controller"]
 
+pb: Any = controller_pb2  # generated messages (no type stubs)
 SERVICE = "/io.pravega.controller.stream.api.grpc.v1.ControllerService/"
 CALL_TIMEOUT_S = 30.0
 HEAD_TIMESTAMP = 0

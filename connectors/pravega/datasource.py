@@ -58,7 +58,7 @@ class PravegaDataSource(SourceDataSource):
     def create_source(self, schema: StructType, streaming: bool) -> PravegaSource:  # noqa: D102
         return PravegaSource(self._options(streaming))
 
-    def create_planner(self, source: PravegaSource) -> SplitPlanner[object]:  # type: ignore[override]  # noqa: D102
+    def create_planner(self, source: PravegaSource) -> SplitPlanner[object]:  # type: ignore[override,type-var]  # noqa: D102
         return PravegaSegmentPlanner(source.options)  # type: ignore[return-value]
 
     def read_limit_options(self) -> ReadLimitOptions:  # noqa: D102

@@ -80,7 +80,7 @@ def _next_is_partial(buf: bytes | bytearray | memoryview, pos: int) -> bool:
     type_code, length = _HEADER.unpack_from(buf, pos)
     if type_code != EVENT_TYPE or not 0 <= length <= MAX_EVENT_BYTES:
         return False  # let the chain parser raise with the right offset
-    return pos + EVENT_HEADER_BYTES + length > len(buf)
+    return bool(pos + EVENT_HEADER_BYTES + length > len(buf))
 
 
 def event_boundaries(

@@ -146,7 +146,7 @@ class PravegaSegmentSplitReader(SplitReader[SegmentChunk, PravegaSegmentSplit]):
 
     def _read(self, active: _Active, upto: int) -> SegmentChunk | None:
         split = active.split
-        parts = [active.carry] if active.carry else []
+        parts: list[bytes | memoryview] = [active.carry] if active.carry else []
         for _offset, data in self._cluster().read(
             split.scope, split.stream, split.segment_id, active.pos, upto
         ):
