@@ -41,7 +41,7 @@ def _kill(proc: subprocess.Popen[str]) -> None:
     proc.wait(30)
 
 
-def _wait(predicate: Any, proc: subprocess.Popen[str], timeout_s: float = 120.0) -> None:
+def _wait(predicate: Any, proc: subprocess.Popen[str], timeout_s: float = 300.0) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if predicate():
@@ -56,7 +56,7 @@ def _entries(directory: Path) -> int:
     return len([p for p in directory.glob("[0-9]*")]) if directory.exists() else 0
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(1200)
 def test_driver_killed_at_several_points_restarts_exactly_once(
     spark: Any, noida: KafkaBroker, tmp_path: Path
 ) -> None:
@@ -89,7 +89,7 @@ def test_driver_killed_at_several_points_restarts_exactly_once(
     _kill(proc)
     # finally run to the end of the data
     proc = _start_driver(noida, topic, out, chk, "--available-now")
-    assert proc.wait(300) == 0, "the final AvailableNow run failed"
+    assert proc.wait(600) == 0, "the final AvailableNow run failed"
     rows = spark.read.parquet(str(out)).collect()  # only committed files (the sink's metadata log)
     keys = [(r["partition"], r["offset"]) for r in rows]
     assert len(keys) == len(set(keys)), "duplicated records"

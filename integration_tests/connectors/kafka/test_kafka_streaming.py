@@ -286,12 +286,14 @@ def test_deleted_topic_fails_or_is_dropped(spark: Any, noida: KafkaBroker, tmp_p
     query, table = memory_query(df, tmp_path)
     try:
         wait_rows(spark, table, 20, query)
-        for f in noida.admin().delete_topics([doomed]).values():
+        admin = noida.admin()
+        for f in admin.delete_topics([doomed]).values():
             f.result(30)
         noida.produce(keep, [b"k2"] * 5)
         if fail:
-            query.awaitTermination(60)
-            error = str(query.exception())
+            with pytest.raises(Exception) as info:  # awaitTermination raises the query's failure
+                query.awaitTermination(120)
+            error = str(info.value)
             assert f"data loss in topic {doomed} partition 0" in error, error[:2000]
         else:
             rows = wait_rows(spark, table, 25, query)
