@@ -7,7 +7,11 @@ import importlib
 import logging
 import sys
 
-SYSTEMS = {"files": "connectors.demo.files_demo", "kafka": "connectors.demo.kafka_demo"}
+SYSTEMS = {
+    "files": "connectors.demo.files_demo",
+    "kafka": "connectors.demo.kafka_demo",
+    "kinesis": "connectors.demo.kinesis_demo",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
