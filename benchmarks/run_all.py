@@ -11,6 +11,7 @@ BENCHMARKS = [
     "benchmarks.files_read",
     "benchmarks.kafka_read",
     "benchmarks.kinesis_read",
+    "benchmarks.pravega_read",
 ]
 
 

@@ -269,7 +269,8 @@ class _BridgeBatchReader(DataSourceReader):
             plan.close()
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # noqa: D102
-        assert isinstance(partition, SplitsPartition)
+        if not isinstance(partition, SplitsPartition):  # Spark reads one empty partition of an empty plan
+            return
         yield from _read_partition(self._ds, self._schema, False, partition)
 
 
@@ -406,7 +407,8 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return _pack(plan.planner, plan.source, ranges)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # noqa: D102
-        assert isinstance(partition, SplitsPartition)
+        if not isinstance(partition, SplitsPartition):
+            return
         yield from _read_partition(self._ds, self._schema, True, partition)
 
     def commit(self, end: dict[str, Any]) -> None:  # noqa: D102

@@ -11,6 +11,7 @@ SYSTEMS = {
     "files": "connectors.demo.files_demo",
     "kafka": "connectors.demo.kafka_demo",
     "kinesis": "connectors.demo.kinesis_demo",
+    "pravega": "connectors.testing.pravega_demo",
 }
 
 
