@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import subprocess
 import sys
 
@@ -19,11 +19,7 @@ def main() -> int:
     """Run each benchmark module in its own process (each may start Spark)."""
     failed = 0
     for name in BENCHMARKS:
-        try:
-            importlib.util.find_spec(name)  # type: ignore[attr-defined]
-        except ModuleNotFoundError:
-            continue
-        if importlib.util.find_spec(name) is None:  # type: ignore[attr-defined]
+        if importlib.util.find_spec(name) is None:
             continue
         print(f"== {name}", flush=True)
         failed += subprocess.call([sys.executable, "-m", name]) != 0

@@ -46,16 +46,12 @@ class FetchTask(SplitFetcherTask, Generic[SplitT]):
         self._on_finished = on_finished
         self._wake_up_put = wake_up_put
         self._pending: RecordsWithSplitIds[Any] | None = None
-        self._woken = False
 
     def run(self) -> bool:  # noqa: D102
-        self._woken = False
+        # a fetch cut short by wake_up still returns real records: they are handed off, and the
+        # fetcher then runs the task that caused the wake-up before fetching again
         if self._pending is None:
             self._pending = self._reader.fetch()
-            if self._woken:
-                # fetch returned because of wake_up: hand its records off (they are real) but
-                # return control to the fetcher to process the task that caused the wake-up.
-                pass
         records = self._pending
         finished = set(records.finished_splits())
         if self._put(records):
@@ -66,7 +62,6 @@ class FetchTask(SplitFetcherTask, Generic[SplitT]):
         return False
 
     def wake_up(self) -> None:  # noqa: D102
-        self._woken = True
         self._reader.wake_up()
         self._wake_up_put()
 

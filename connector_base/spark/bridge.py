@@ -212,12 +212,8 @@ def _pack(
     target = planner.partition_target_bytes()
     pieces: list[tuple[str, int]] = []
     for split, start, end in ranges:
-        for rs in planner.range_splits(split, start, end):
-            weight = 0
-            if target is not None:
-                b = planner.backlog(split, start, end).bytes or 0
-                weight = b + OPEN_COST_BYTES
-            pieces.append((serializer.dumps(rs), weight))
+        weight = 0 if target is None else (planner.backlog(split, start, end).bytes or 0) + OPEN_COST_BYTES
+        pieces.extend((serializer.dumps(rs), weight) for rs in planner.range_splits(split, start, end))
     if target is None:
         return [SplitsPartition(i, [s]) for i, (s, _w) in enumerate(pieces)]
     total = sum(w for _s, w in pieces)
