@@ -9,6 +9,7 @@ from typing import Any
 import pyarrow as pa
 
 from connector_base.errors import ConnectorError
+from connector_base.gc_tuning import bulk_read_gc
 from connector_base.source import Source
 from connector_base.source_reader import InputStatus, SourceReaderContext
 from connector_base.spark.arrow_output import DEFAULT_BATCH_ROWS, ArrowBatchOutput
@@ -33,33 +34,34 @@ def read_splits_as_arrow(
     """Run a reader over ``splits`` (each bounded to its planned range) and yield Arrow batches."""
     import time
 
-    context = SourceReaderContext(subtask_id=0, parallelism=1, config=dict(reader_config or {}))
-    reader = source.create_reader(context)
-    output = ArrowBatchOutput(schema, batch_rows)
-    try:
-        reader.start()
-        reader.add_splits(list(splits))
-        reader.notify_no_more_splits()
-        idle_since: float | None = None
-        while True:
-            status = reader.poll_next(output)
-            yield from output.drain()
-            if status is InputStatus.END_OF_INPUT:
-                break
-            if status is InputStatus.NOTHING_AVAILABLE:
-                now = time.monotonic()
-                idle_since = idle_since or now
-                if now - idle_since > STALL_TIMEOUT_S:
-                    raise ConnectorError(
-                        f"reading splits {[s.split_id for s in splits]} made no progress "
-                        f"for {STALL_TIMEOUT_S}s"
-                    )
-                try:
-                    reader.is_available().result(timeout=AVAILABILITY_WAIT_S)
-                except TimeoutError:
-                    pass
-            else:
-                idle_since = None
-        yield from output.finish()
-    finally:
-        reader.close()
+    with bulk_read_gc():  # records arrive in bulk: see gc_tuning
+        context = SourceReaderContext(subtask_id=0, parallelism=1, config=dict(reader_config or {}))
+        reader = source.create_reader(context)
+        output = ArrowBatchOutput(schema, batch_rows)
+        try:
+            reader.start()
+            reader.add_splits(list(splits))
+            reader.notify_no_more_splits()
+            idle_since: float | None = None
+            while True:
+                status = reader.poll_next(output)
+                yield from output.drain()
+                if status is InputStatus.END_OF_INPUT:
+                    break
+                if status is InputStatus.NOTHING_AVAILABLE:
+                    now = time.monotonic()
+                    idle_since = idle_since or now
+                    if now - idle_since > STALL_TIMEOUT_S:
+                        raise ConnectorError(
+                            f"reading splits {[s.split_id for s in splits]} made no progress "
+                            f"for {STALL_TIMEOUT_S}s"
+                        )
+                    try:
+                        reader.is_available().result(timeout=AVAILABILITY_WAIT_S)
+                    except TimeoutError:
+                        pass
+                else:
+                    idle_since = None
+            yield from output.finish()
+        finally:
+            reader.close()

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from connector_base import (
     ConnectorError,
     DataLossError,
@@ -63,6 +65,10 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
     """
 
     def __init__(self, options: KafkaSourceOptions) -> None:
+        from confluent_kafka import Message
+
+        self._partition_of = Message.partition  # unbound C methods: map() calls them without bytecode
+        self._topic_of = Message.topic
         self._options = options
         self._pool_key, self._consumer = consumer_pool.acquire(options.consumer_config())
         self._splits: dict[str, _Assigned] = {}
@@ -228,17 +234,7 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
     def _dispatch_records(
         self, messages: list[Any], out: RecordsBySplits[KafkaRecords], finished: list[_Assigned]
     ) -> None:
-        single = len(self._splits) == 1
-        if single:
-            groups = {next(iter(self._splits)): messages}
-        else:
-            groups = {}
-            by_tp = self._by_tp
-            for m in messages:
-                sid = by_tp.get((m.topic(), m.partition()))
-                if sid is not None:
-                    groups.setdefault(sid, []).append(m)
-        for sid, msgs in groups.items():
+        for sid, msgs in self._group(messages):
             a = self._splits.get(sid)
             if a is None or a in finished:
                 continue
@@ -256,6 +252,29 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
                 out.add_all(sid, [KafkaRecords(a.tp[0], a.tp[1], msgs)])
             if self._done(a) and a not in finished:
                 finished.append(a)
+
+    def _group(self, messages: list[Any]) -> list[tuple[str, list[Any]]]:
+        """``messages`` cut into runs of one split each, in order (a split may have several runs).
+
+        librdkafka hands out a fetch response's records of one partition together, so a consume
+        batch is a few long runs: found with one C-level pass over the partition numbers instead of
+        a Python step per record. The topic is only read when two splits share a partition number.
+        """
+        if len(self._splits) == 1:
+            return [(next(iter(self._splits)), messages)]
+        n = len(messages)
+        partitions = np.fromiter(map(self._partition_of, messages), dtype=np.int64, count=n)
+        bounds = set((np.flatnonzero(np.diff(partitions)) + 1).tolist())
+        if len({tp[1] for tp in self._by_tp}) < len(self._by_tp):  # two topics, same partition number
+            topics = list(map(self._topic_of, messages))
+            bounds.update(i for i in range(1, n) if topics[i] != topics[i - 1])
+        cuts = sorted(bounds)
+        groups: list[tuple[str, list[Any]]] = []
+        for start, end in zip([0, *cuts], [*cuts, n], strict=True):
+            sid = self._by_tp.get((messages[start].topic(), int(partitions[start])))
+            if sid is not None:
+                groups.append((sid, messages[start:end]))
+        return groups
 
     def _on_error(self, m: Any, finished: list[_Assigned], kafka_error: Any, tp_cls: Any) -> None:
         err = m.error()

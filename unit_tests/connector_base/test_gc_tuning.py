@@ -1,0 +1,56 @@
+"""``bulk_read_gc`` raises the first-generation threshold while any user is inside, then restores it."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from connector_base.gc_tuning import BULK_GEN0_THRESHOLD, bulk_read_gc
+
+
+@pytest.fixture(autouse=True)
+def _keep_thresholds() -> Iterator[None]:
+    saved = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    yield
+    gc.set_threshold(*saved)
+
+
+def test_raises_and_restores() -> None:
+    with bulk_read_gc():
+        assert gc.get_threshold() == (BULK_GEN0_THRESHOLD, 10, 10)
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_nested_and_concurrent_users_restore_once_the_last_leaves() -> None:
+    inside = threading.Event()
+    leave = threading.Event()
+
+    def other() -> None:
+        with bulk_read_gc():
+            inside.set()
+            leave.wait(10)
+
+    t = threading.Thread(target=other)
+    with bulk_read_gc():
+        t.start()
+        assert inside.wait(10)
+    assert gc.get_threshold()[0] == BULK_GEN0_THRESHOLD  # the other thread is still reading
+    leave.set()
+    t.join(10)
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_restores_after_an_error_and_leaves_higher_or_disabled_settings_alone() -> None:
+    with pytest.raises(RuntimeError), bulk_read_gc():
+        raise RuntimeError("boom")
+    assert gc.get_threshold() == (700, 10, 10)
+    gc.set_threshold(100_000, 10, 10)
+    with bulk_read_gc():
+        assert gc.get_threshold()[0] == 100_000
+    gc.set_threshold(0, 10, 10)  # automatic collection switched off by the application
+    with bulk_read_gc():
+        assert gc.get_threshold()[0] == 0
