@@ -251,7 +251,7 @@ class SegmentStoreServer:
             conn.send(wc.SegmentIsTruncated(cmd.request_id, name, segment.start_offset, "", cmd.offset))
             return
         size = max(1, min(cmd.suggested_length, MAX_READ_SIZE))
-        data = bytes(segment.data[cmd.offset : cmd.offset + size])
+        data = segment.data[cmd.offset : cmd.offset + size]  # a copy: appends may follow
         end = cmd.offset + len(data)
         at_tail = end >= segment.length
         conn.send(wc.SegmentRead(name, cmd.offset, at_tail, at_tail and segment.sealed, data, cmd.request_id))
@@ -408,7 +408,7 @@ class _Connection:
 
     def send(self, command: wc.WireCommand) -> None:
         if not self._writer.is_closing():
-            self._writer.write(wc.encode(command))
+            self._writer.writelines(wc.encode_parts(command))
 
     async def drain(self) -> None:
         with contextlib.suppress(ConnectionError):

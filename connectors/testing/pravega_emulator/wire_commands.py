@@ -374,16 +374,35 @@ TableSegmentInfo = _command(69, "TableSegmentInfo", "request_id:i64 segment_name
 __all__ += ["parse_header", *(cls.__name__ for cls in COMMANDS.values())]
 
 
+def encode_parts(command: WireCommand) -> list[bytes | bytearray | memoryview]:
+    """Encode ``command`` as a frame in pieces: large ``bytes`` fields (segment data) are not copied.
+
+    The pieces are meant for one ``writelines`` call; a payload is referenced, so it must not change
+    until it has been written.
+    """
+    parts: list[bytes | bytearray | memoryview] = []
+    body = bytearray()
+    size = 0
+    for name, kind in command.FIELDS:
+        value = getattr(command, name)
+        if kind == "bytes" and len(value) > 4096:
+            body += struct.pack(">I", len(value))
+            parts.append(body)
+            parts.append(value)
+            size += len(body) + len(value)
+            body = bytearray()
+        else:
+            _write(body, kind, value)
+    parts.append(body)
+    size += len(body)
+    if size > MAX_COMMAND_SIZE:
+        raise WireProtocolError(f"{type(command).__name__} body of {size} bytes exceeds {MAX_COMMAND_SIZE}")
+    return [struct.pack(">ii", command.TYPE_CODE, size), *parts]
+
+
 def encode(command: WireCommand) -> bytes:
     """Encode ``command`` as a complete frame (header and body)."""
-    body = bytearray()
-    for name, kind in command.FIELDS:
-        _write(body, kind, getattr(command, name))
-    if len(body) > MAX_COMMAND_SIZE:
-        raise WireProtocolError(
-            f"{type(command).__name__} body of {len(body)} bytes exceeds {MAX_COMMAND_SIZE}"
-        )
-    return struct.pack(">ii", command.TYPE_CODE, len(body)) + bytes(body)
+    return b"".join(encode_parts(command))
 
 
 def parse_header(header: bytes) -> tuple[int, int]:

@@ -1,0 +1,107 @@
+"""Spark's own share of a read: a Python data source that yields pre-built Arrow batches, no I/O.
+
+A connector read through Spark costs the connector's work plus what Spark does with every row it is
+handed (the Python worker's Arrow stream, the JVM's conversion of each row, the query itself) plus a
+fixed cost per query (planning through Python workers, scheduling). The benchmarks run the same
+query over this source with the connector's schema and row count, so their output separates the
+two: what is left above this floor is the connector's.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.types import StructType
+
+__all__ = ["floor_read"]
+
+BATCH_ROWS = 65_536
+
+
+def _column(field: pa.Field, rows: int, binary_size: int, null: bool) -> pa.Array:
+    if null:
+        return pa.nulls(rows, field.type)
+    t = field.type
+    if pa.types.is_binary(t):
+        values = np.frombuffer(np.random.default_rng(1).bytes(rows * binary_size), dtype=np.uint8)
+        offsets = np.arange(rows + 1, dtype=np.int32) * np.int32(binary_size)
+        return pa.Array.from_buffers(t, rows, [None, pa.py_buffer(offsets), pa.py_buffer(values)])
+    if pa.types.is_string(t):
+        return pa.array(["benchmark-xyz"] * rows, t)
+    if pa.types.is_timestamp(t):
+        return pa.array(np.arange(rows, dtype=np.int64), t)
+    return pa.array(np.arange(rows).astype(t.to_pandas_dtype()), t)
+
+
+class _FloorReader(DataSourceReader):
+    def __init__(self, schema: StructType, options: dict[str, str]) -> None:
+        self.schema_json = schema.json()
+        self.rows = int(options["rows"])
+        self.partitions_n = int(options.get("partitions", "2"))
+        self.binary_size = int(options.get("binarySize", "100"))
+        self.null_columns = set(filter(None, options.get("nullColumns", "").split(",")))
+
+    def partitions(self) -> list[InputPartition]:
+        return [InputPartition(i) for i in range(self.partitions_n)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        schema = to_arrow_schema(StructType.fromJson(json.loads(self.schema_json)))
+        index = partition.value  # type: ignore[attr-defined]
+        rows = self.rows // self.partitions_n + (1 if index < self.rows % self.partitions_n else 0)
+        batch = pa.RecordBatch.from_arrays(
+            [_column(f, BATCH_ROWS, self.binary_size, f.name in self.null_columns) for f in schema],
+            schema=schema,
+        )
+        while rows > 0:
+            yield batch if rows >= BATCH_ROWS else batch.slice(0, rows)
+            rows -= BATCH_ROWS
+
+
+class _FloorSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "benchmark-floor"
+
+    def schema(self) -> StructType:
+        return StructType.fromJson(json.loads(self.options["schema"]))
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return _FloorReader(schema, dict(self.options))
+
+
+def floor_read(
+    spark: Any,
+    schema: StructType,
+    rows: int,
+    measure: str,
+    *,
+    partitions: int = 2,
+    binary_size: int = 100,
+    null_columns: tuple[str, ...] = (),
+) -> float:
+    """Seconds for ``count(*), sum(length(<measure>))`` over ``rows`` rows of ``schema``."""
+    spark.dataSource.register(_FloorSource)
+    start = time.perf_counter()
+    row = (
+        spark.read.format("benchmark-floor")
+        .option("schema", schema.json())
+        .option("rows", str(rows))
+        .option("partitions", str(partitions))
+        .option("binarySize", str(binary_size))
+        .option("nullColumns", ",".join(null_columns))
+        .load()
+        .selectExpr("count(*) as n", f"sum(length({measure})) as b")
+        .collect()[0]
+    )
+    elapsed = time.perf_counter() - start
+    if row["n"] != rows:
+        raise AssertionError(f"the floor source produced {row['n']} rows, expected {rows}")
+    return elapsed
