@@ -47,6 +47,7 @@ _SINK_KEYS = _CONNECTION_KEYS | {
     "allow_create_scope",
     "allow_create_stream",
     "segments",
+    "transaction_log_dir",
     "path",
     "checkpointlocation",
 }
@@ -61,6 +62,18 @@ class ReadMode(Enum):
 
 def _lower(options: Mapping[str, str]) -> dict[str, str]:
     return {k.lower(): v for k, v in options.items()}
+
+
+def _transaction_log_dir(options: Mapping[str, str]) -> str | None:
+    from connectors.pravega.txn_log import local_directory
+
+    explicit = options.get("transaction_log_dir")
+    if explicit:
+        return str(local_directory(explicit, "transaction_log_dir"))
+    checkpoint = options.get("checkpointlocation")
+    if checkpoint and _bool(options, "exactly_once", False):
+        return str(local_directory(checkpoint, "checkpointLocation") / "sinks" / "pravega")
+    return None
 
 
 def _check_known(options: Mapping[str, str], known: set[str]) -> None:
@@ -227,6 +240,8 @@ class PravegaSinkOptions:
     allow_create_scope: bool = False
     allow_create_stream: bool = False
     segments: int = 1
+    transaction_log_dir: str | None = None
+    """Where a streaming ``exactly_once`` sink records each batch's transactions (``txn_log``)."""
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> PravegaSinkOptions:
@@ -245,4 +260,5 @@ class PravegaSinkOptions:
             allow_create_scope=_bool(o, "allow_create_scope", False),
             allow_create_stream=_bool(o, "allow_create_stream", False),
             segments=segments or 1,
+            transaction_log_dir=_transaction_log_dir(o),
         )

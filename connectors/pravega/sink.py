@@ -9,9 +9,10 @@ columns are ignored, so a ``format("pravega")`` read can be written back as it i
   transaction segments hold every byte it wrote (checked with ``GetStreamSegmentInfo``: the
   official client has no flush for transactions); the driver commits all transactions of the job
   or micro-batch in ``commit()`` and aborts them in ``abort()``. A failed task attempt aborts its
-  transaction, so retried tasks never duplicate events. Limitation: if the driver dies after
-  ``commit()`` but before Spark records the micro-batch as committed, the re-run batch is written
-  again (Pravega has no idempotent commit keyed by the micro-batch).
+  transaction, so retried tasks never duplicate events. In streaming, the driver first records the
+  batch's transaction ids in a transaction log (``txn_log``: ``<checkpointLocation>/sinks/pravega``
+  or ``transaction_log_dir``), so a batch that Spark re-runs after the driver died inside
+  ``commit()`` keeps the transactions that committed and aborts their replayed twins.
 
 The official client holds the GIL while it blocks; it runs in Spark's Python workers, never in
 the process of a Pravega server.
@@ -36,6 +37,7 @@ from connectors.pravega.controller_client import shared_controller
 from connectors.pravega.official_client import official_manager
 from connectors.pravega.options import PravegaSinkOptions
 from connectors.pravega.segment_store_client import NoSuchSegmentError
+from connectors.pravega.txn_log import TransactionLog
 
 __all__ = [
     "PravegaBatchWriter",
@@ -223,19 +225,78 @@ class PravegaBatchWriter(DataSourceArrowWriter):
         _finish(self._options, messages, commit=False)
 
 
+_COMMITTED = ("COMMITTED", "COMMITTING")
+
+
+def _resolve_replay(
+    options: PravegaSinkOptions, recorded: list[int | None], replayed: list[int | None], batch_id: int
+) -> list[int | None]:
+    """The transactions to commit for a re-run batch: per task, the recorded one unless it was aborted."""
+    controller = shared_controller(options.connection)
+
+    def state(txn: int | None) -> str:
+        return "NONE" if txn is None else controller.txn_state(options.scope, options.stream, txn)
+
+    states = [state(t) for t in recorded]
+    if len(recorded) == len(replayed):
+        return [
+            old if st in (*_COMMITTED, "OPEN") else new
+            for old, new, st in zip(recorded, replayed, states, strict=True)
+        ]
+    done = [st in _COMMITTED for st, t in zip(states, recorded, strict=True) if t is not None]
+    if all(done):
+        return list(recorded)
+    if not any(done):
+        return list(replayed)
+    raise ConnectorError(
+        f"batch {batch_id} re-ran with {len(replayed)} tasks where the transaction log records "
+        f"{len(recorded)}, and only some recorded transactions committed ({states}): the events of "
+        "the others cannot be matched to the re-run tasks"
+    )
+
+
 class PravegaStreamWriter(DataSourceStreamArrowWriter):
     """``writeStream.format("pravega")`` (see the module docstring for the guarantee)."""
 
     def __init__(self, options: PravegaSinkOptions, schema: StructType) -> None:
         self._options = options
         ensure_stream(options)
+        if options.exactly_once and options.transaction_log_dir is None:
+            LOG.warning(
+                "exactly_once without a checkpointLocation option or transaction_log_dir: a batch "
+                "re-run after the driver died inside commit() is written twice"
+            )
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PravegaCommitMessage:  # noqa: D102
         return write_batches(self._options, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: D102, N803
-        total = _finish(self._options, messages, commit=True)
-        LOG.info("batch %d: wrote %d events", batchId, total)
+        directory = self._options.transaction_log_dir
+        if not self._options.exactly_once or directory is None:
+            total = _finish(self._options, messages, commit=True)
+            LOG.info("batch %d: wrote %d events", batchId, total)
+            return
+        from pathlib import Path
+
+        log = TransactionLog(Path(directory))
+        replayed = [m.txn_id if isinstance(m, PravegaCommitMessage) else None for m in messages]
+        recorded = log.get(batchId)
+        chosen = replayed if recorded is None else _resolve_replay(self._options, recorded, replayed, batchId)
+        if chosen != recorded:
+            log.put(batchId, chosen)  # durable before anything is committed
+        keep = {t for t in chosen if t is not None}
+        if recorded is not None:
+            LOG.warning(
+                "batch %d re-ran after its commit had started: committing %d recorded or replacing "
+                "transactions, aborting %d replayed ones",
+                batchId,
+                len(keep),
+                sum(1 for t in replayed if t is not None and t not in keep),
+            )
+        _finish(self._options, [PravegaCommitMessage(0, t) for t in chosen], commit=True)
+        _finish(self._options, [PravegaCommitMessage(0, t) for t in replayed if t not in keep], commit=False)
+        log.prune(batchId)
+        LOG.info("batch %d: wrote %d events", batchId, sum(getattr(m, "events", 0) for m in messages))
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: D102, N803
         _finish(self._options, messages, commit=False)
