@@ -28,7 +28,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStrea
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 from pyspark.sql.types import StructType
 
-from connector_base.errors import InvalidOptionError
+from connector_base.errors import ConnectorError, InvalidOptionError
 from connector_base.serialization import dumps_canonical
 from connector_base.source import Source
 from connector_base.spark.arrow_output import DEFAULT_BATCH_ROWS
@@ -79,9 +79,22 @@ class SourceDataSource(DataSource):
     ``InvalidOptionError`` naming the option, so bad input fails at ``load()`` / ``start()``.
     """
 
+    fixed_schema: bool = False
+    """True when the columns cannot be chosen: a user-specified schema is then refused."""
+
     @abstractmethod
     def default_schema(self) -> StructType:
         """The schema when the user gives none (a ``StructType``: workers cannot parse DDL)."""
+
+    def _check_schema(self, schema: StructType) -> None:
+        if not self.fixed_schema:
+            return
+        fixed = _as_struct(self.default_schema())
+        if schema.simpleString() != fixed.simpleString():
+            raise ConnectorError(
+                f"format {self.name()!r} has a fixed schema and cannot be read with a user-specified one "
+                f"({schema.simpleString()}); drop .schema(...): its columns are {fixed.simpleString()}"
+            )
 
     @abstractmethod
     def create_source(self, schema: StructType, streaming: bool) -> Source[Any, Any, Any]:
@@ -117,12 +130,14 @@ class SourceDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         """A batch reader (options validated now)."""
+        self._check_schema(schema)
         self.create_source(schema, streaming=False)
         self.batch_rows()
         return _BridgeBatchReader(self, schema)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """A micro-batch stream reader (options validated now)."""
+        self._check_schema(schema)
         self.create_source(schema, streaming=True)
         self.read_limit_options()
         self.batch_rows()

@@ -44,6 +44,8 @@ def kafka_schema(include_headers: bool) -> StructType:
 class KafkaDataSource(SourceDataSource):
     """``spark.read`` / ``readStream`` / ``write`` / ``writeStream`` ``.format("kafka-unified")``."""
 
+    fixed_schema = True
+
     @classmethod
     def name(cls) -> str:  # noqa: D102
         return "kafka-unified"
@@ -79,4 +81,5 @@ class KafkaDataSource(SourceDataSource):
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802
         """A streaming writer (``df.writeStream``)."""
+
         return KafkaStreamWriter(self._sink_options(schema))

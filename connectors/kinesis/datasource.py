@@ -32,6 +32,8 @@ def schema_for(deaggregate: bool) -> StructType:
 class KinesisDataSource(SourceDataSource):
     """``spark.read.format("kinesis-unified")``, ``readStream``, ``write`` and ``writeStream``."""
 
+    fixed_schema = True
+
     @classmethod
     def name(cls) -> str:  # noqa: D102
         return "kinesis-unified"

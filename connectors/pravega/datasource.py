@@ -31,6 +31,8 @@ PRAVEGA_SCHEMA = StructType(
 class PravegaDataSource(SourceDataSource):
     """``spark.read`` / ``readStream`` / ``write`` / ``writeStream`` ``.format("pravega")``."""
 
+    fixed_schema = True
+
     @classmethod
     def name(cls) -> str:  # noqa: D102
         return "pravega"
@@ -83,6 +85,7 @@ class PravegaDataSource(SourceDataSource):
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802
         """A streaming writer (``df.writeStream``)."""
+
         from connectors.pravega.sink import PravegaStreamWriter
 
         return PravegaStreamWriter(self._sink_options(schema), schema)

@@ -172,3 +172,16 @@ def test_data_loss_fails_or_continues(spark: Any, kafka_cluster: KafkaBroker) ->
     assert f"topic {topic} partition 0" in message and "[0, 40)" in message, message[:2000]
     rows = reader(spark, kafka_cluster, subscribe=topic, startingOffsets=start, failOnDataLoss="false").load()
     assert sorted(r["offset"] for r in rows.collect()) == list(range(40, 100))
+
+
+def test_user_schema_is_refused_with_the_fixed_columns(spark: Any, kafka_cluster: KafkaBroker) -> None:
+    topic = kafka_cluster.create_topic(1)
+    kafka_cluster.produce(topic, [b"a"])
+    with pytest.raises(Exception, match="fixed schema.*drop .schema.*key:binary,value:binary"):
+        reader(spark, kafka_cluster, subscribe=topic).schema("value string").load().collect()
+    # the same columns as the fixed schema are accepted (a schema copied from a previous read)
+    fixed = reader(spark, kafka_cluster, subscribe=topic).load().schema
+    assert [
+        bytes(r["value"])
+        for r in reader(spark, kafka_cluster, subscribe=topic).schema(fixed).load().collect()
+    ] == [b"a"]
