@@ -51,7 +51,7 @@ class _FloorReader(DataSourceReader):
         return [InputPartition(i) for i in range(self.partitions_n)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from pyspark.sql.pandas.types import to_arrow_schema
+        from connector_base.spark import to_arrow_schema
 
         schema = to_arrow_schema(StructType.fromJson(json.loads(self.schema_json)))
         index = partition.value  # type: ignore[attr-defined]
