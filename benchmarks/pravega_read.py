@@ -187,7 +187,7 @@ def main() -> None:
     )
     print(
         f"(segment split readers without Spark, one process: {args.events / best_direct:,.0f} events/s; "
-        "the emulator, one Python process, bounds every reader)"
+        "the connector's own read path)"
     )
 
 
