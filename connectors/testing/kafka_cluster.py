@@ -12,10 +12,7 @@ The demo calls ``start_embedded_kafka()`` / ``KafkaBroker.stop()``.
 from __future__ import annotations
 
 import logging
-import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,6 +22,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
+
+from connectors.testing.processes import free_port, spawn_group, stop_group, wait_listening
 
 __all__ = [
     "BROKER_KINDS",
@@ -65,44 +64,6 @@ class Gap(Enum):
     HIGH_WATERMARK_BATCHED = "high watermark is wrong after a batched produce"
     RESTART = "in-memory storage: a restart loses every record"
     KIP848 = "no KIP-848 consumer group protocol"
-
-
-def free_port() -> int:
-    """A free TCP port on the loopback interface."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_port(port: int, proc: subprocess.Popen[bytes] | None, timeout_s: float, log: Path | None) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            text = log.read_text(errors="replace") if log and log.exists() else ""
-            raise RuntimeError(f"broker exited with {proc.returncode}: {text[-2000:]}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise TimeoutError(f"broker on port {port} did not listen within {timeout_s}s")
-
-
-def _kill_group(proc: subprocess.Popen[bytes], timeout_s: float = 10.0) -> None:
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
-        proc.wait(timeout_s)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout_s)
 
 
 @dataclass
@@ -252,7 +213,7 @@ class KafkaBroker:
     def kill(self) -> None:
         """Stop the broker process but keep its data (for ``restart``)."""
         if self._proc is not None:
-            _kill_group(self._proc)
+            stop_group(self._proc)
             self._proc = None
 
     def restart(self) -> None:
@@ -260,25 +221,15 @@ class KafkaBroker:
         if self._cmd is None:
             raise RuntimeError(f"{self.kind} cannot be restarted by this helper")
         self.kill()
-        self._proc = _spawn(self._cmd, self._log)
-        _wait_port(int(self.bootstrap.rsplit(":", 1)[1]), self._proc, START_TIMEOUT_S, self._log)
+        self._proc = spawn_group(self._cmd, self._log)
+        port = int(self.bootstrap.rsplit(":", 1)[1])
+        wait_listening("127.0.0.1", port, self._proc, START_TIMEOUT_S, self._log, "broker")
 
     def __enter__(self) -> KafkaBroker:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def _spawn(cmd: list[str], log: Path | None) -> subprocess.Popen[bytes]:
-    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
-    try:
-        return subprocess.Popen(
-            cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
-        )
-    finally:
-        if log:
-            out.close()  # type: ignore[union-attr]
 
 
 def _noida_db_bin() -> str:
@@ -298,7 +249,7 @@ def start_noida_db(port: int | None = None, data_dir: str | None = None) -> Kafk
     data = Path(data_dir) if data_dir else workdir / "data"
     log = workdir / "broker.log"
     cmd = [_noida_db_bin(), "start", "--only", "kafka", "--kafka-port", str(port), "--data-dir", str(data)]
-    proc = _spawn(cmd, log)
+    proc = spawn_group(cmd, log)
     broker = KafkaBroker(
         kind="noida-db",
         bootstrap=f"127.0.0.1:{port}",
@@ -309,7 +260,7 @@ def start_noida_db(port: int | None = None, data_dir: str | None = None) -> Kafk
         _workdir=workdir,
     )
     try:
-        _wait_port(port, proc, START_TIMEOUT_S, log)
+        wait_listening("127.0.0.1", port, proc, START_TIMEOUT_S, log, "broker")
     except BaseException:
         broker.stop()
         raise
@@ -338,7 +289,7 @@ def start_tansu(port: int | None = None) -> KafkaBroker:
         "--storage-engine",
         "memory://tansu/",
     ]
-    proc = _spawn(cmd, log)
+    proc = spawn_group(cmd, log)
     broker = KafkaBroker(
         kind="tansu",
         bootstrap=f"127.0.0.1:{port}",
@@ -361,7 +312,7 @@ def start_tansu(port: int | None = None) -> KafkaBroker:
         _workdir=workdir,
     )
     try:
-        _wait_port(port, proc, START_TIMEOUT_S, log)
+        wait_listening("127.0.0.1", port, proc, START_TIMEOUT_S, log, "broker")
     except BaseException:
         broker.stop()
         raise

@@ -15,8 +15,6 @@ import json
 import logging
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,6 +28,8 @@ from enum import Enum
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from connectors.testing.processes import free_port, spawn_group, stop_group, wait_listening
 
 __all__ = [
     "ENDPOINT_KINDS",
@@ -75,13 +75,6 @@ class Gap(Enum):
     NO_THROTTLING = "never throttles (ProvisionedThroughputExceededException is injected by a proxy instead)"
 
 
-def free_port() -> int:
-    """A free TCP port on the loopback interface."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def docker_available() -> bool:
     """Whether a Docker engine answers (and the testcontainers package is importable)."""
     try:
@@ -120,38 +113,6 @@ def available_endpoint_kinds() -> list[str]:
     if kinesalite_bin() is not None:
         kinds.append("kinesalite")
     return kinds
-
-
-def _wait_http(url: str, proc: subprocess.Popen[bytes] | None, timeout_s: float, log: Path | None) -> None:
-    deadline = time.monotonic() + timeout_s
-    host, port = url.split("//", 1)[1].split(":")
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            text = log.read_text(errors="replace") if log and log.exists() else ""
-            raise RuntimeError(f"endpoint exited with {proc.returncode}: {text[-2000:]}")
-        try:
-            with socket.create_connection((host, int(port)), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise TimeoutError(f"endpoint {url} did not listen within {timeout_s}s")
-
-
-def _kill_group(proc: subprocess.Popen[bytes], timeout_s: float = 10.0) -> None:
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
-        proc.wait(timeout_s)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout_s)
 
 
 @dataclass
@@ -296,7 +257,7 @@ class KinesisEndpoint:
     def stop(self) -> None:
         """Stop the endpoint (its whole process group, or its container)."""
         if self._proc is not None:
-            _kill_group(self._proc)
+            stop_group(self._proc)
             self._proc = None
         if self._container is not None:
             try:
@@ -319,21 +280,13 @@ def _spawn(
 ) -> KinesisEndpoint:
     workdir = Path(tempfile.mkdtemp(prefix=f"kinesis-{kind}-"))
     log = workdir / "server.log"
-    with open(log, "wb") as fh:
-        proc = subprocess.Popen(
-            cmd,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            cwd=workdir,
-        )
+    proc = spawn_group(cmd, log, cwd=workdir)
     url = f"http://127.0.0.1:{port}"
     endpoint = KinesisEndpoint(
         kind, url, gaps=gaps, stream_create_delay_s=delay_s, _proc=proc, _log=log, _workdir=workdir
     )
     try:
-        _wait_http(url, proc, START_TIMEOUT_S, log)
+        wait_listening("127.0.0.1", port, proc, START_TIMEOUT_S, log, "endpoint")
     except BaseException:
         endpoint.stop()
         raise

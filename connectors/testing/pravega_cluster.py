@@ -19,7 +19,6 @@ import contextlib
 import json
 import logging
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from connectors.testing.processes import stop_group
 
 from .pravega_emulator.control import EmulatorControl
 
@@ -191,14 +192,7 @@ class EmulatorProcess:
         process, self._process = self._process, None
         if process is None or process.poll() is not None:
             return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait(5)
+        stop_group(process, timeout)
         if process.stdout is not None:
             process.stdout.close()
 
