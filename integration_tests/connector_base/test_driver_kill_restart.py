@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+
+from connector_base.testing.driver_process import run_and_kill_after_first_commit
 
 DRIVER = Path(__file__).with_name("kill_driver.py")
 PARTITIONS, ROWS = 3, 4000
@@ -19,34 +16,10 @@ PARTITIONS, ROWS = 3, 4000
 
 def run_driver(checkpoint: Path, output: Path, kill_after_s: float | None) -> bool:
     options = {"partitions": str(PARTITIONS), "rowsPerPartition": str(ROWS), "maxRecordsPerTrigger": "700"}
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen(
-        [sys.executable, str(DRIVER), "sequence-unified", str(checkpoint), str(output), json.dumps(options)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        env=env,
-        text=True,
+    args = ["sequence-unified", str(checkpoint), str(output), json.dumps(options)]
+    return run_and_kill_after_first_commit(
+        DRIVER, args, checkpoint, kill_after_s, first_commit_timeout_s=120, timeout_s=300
     )
-    try:
-        if kill_after_s is not None:
-            # wait until at least one batch was committed, then kill at a point inside the run
-            deadline = time.monotonic() + 120
-            commits = checkpoint / "commits"
-            while time.monotonic() < deadline and proc.poll() is None:
-                if commits.exists() and any(commits.iterdir()):
-                    break
-                time.sleep(0.1)
-            time.sleep(kill_after_s)
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(30)
-                return False
-        out, _ = proc.communicate(timeout=300)
-        return "DONE" in out
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
 
 
 @pytest.mark.timeout(900)

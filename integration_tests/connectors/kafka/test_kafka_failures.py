@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from connector_base.testing.driver_process import DriverProcess, log_entries
 from connectors.testing.kafka_cluster import KafkaBroker, start_noida_db
 from integration_tests.connectors.kafka.helpers import memory_query, stream, wait_rows
 
@@ -20,40 +17,8 @@ pytestmark = [pytest.mark.spark, pytest.mark.integration]
 DRIVER = Path(__file__).with_name("kill_driver.py")
 
 
-def _start_driver(
-    broker: KafkaBroker, topic: str, out: Path, chk: Path, *extra: str
-) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, str(DRIVER), broker.bootstrap, topic, str(out), str(chk), *extra],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
-
-
-def _kill(proc: subprocess.Popen[str]) -> None:
-    """SIGKILL the driver (its Python process and the JVM it started: the whole group)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait(30)
-
-
-def _wait(predicate: Any, proc: subprocess.Popen[str], timeout_s: float = 300.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        if proc.poll() is not None:
-            raise AssertionError(f"the driver exited with {proc.returncode}")
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for the driver")
-
-
-def _entries(directory: Path) -> int:
-    return len([p for p in directory.glob("[0-9]*")]) if directory.exists() else 0
+def _start_driver(broker: KafkaBroker, topic: str, out: Path, chk: Path, *extra: str) -> DriverProcess:
+    return DriverProcess(DRIVER, [broker.bootstrap, topic, str(out), str(chk), *extra])
 
 
 @pytest.mark.timeout(1200)
@@ -71,25 +36,25 @@ def test_driver_killed_at_several_points_restarts_exactly_once(
 
     produce(3000)
     # 1: killed right after a new micro-batch was planned (offset log written, batch not committed)
-    proc = _start_driver(noida, topic, out, chk)
-    _wait(lambda: _entries(chk / "offsets") >= 2, proc)
-    _kill(proc)
+    driver = _start_driver(noida, topic, out, chk)
+    driver.wait_for(lambda: log_entries(chk / "offsets") >= 2)
+    driver.kill()
     produce(1000)
     # 2: killed while running, at an arbitrary moment after some output was committed
-    proc = _start_driver(noida, topic, out, chk)
-    committed = _entries(chk / "commits")
-    _wait(lambda: _entries(chk / "commits") > committed, proc)
+    driver = _start_driver(noida, topic, out, chk)
+    committed = log_entries(chk / "commits")
+    driver.wait_for(lambda: log_entries(chk / "commits") > committed)
     time.sleep(0.7)
-    _kill(proc)
+    driver.kill()
     produce(1000)
     # 3: killed as soon as the sink wrote a data file of the next batch (before its commit)
-    proc = _start_driver(noida, topic, out, chk)
+    driver = _start_driver(noida, topic, out, chk)
     files = len(list(out.glob("*.parquet")))
-    _wait(lambda: len(list(out.glob("*.parquet"))) > files, proc)
-    _kill(proc)
+    driver.wait_for(lambda: len(list(out.glob("*.parquet"))) > files)
+    driver.kill()
     # finally run to the end of the data
-    proc = _start_driver(noida, topic, out, chk, "--available-now")
-    assert proc.wait(600) == 0, "the final AvailableNow run failed"
+    driver = _start_driver(noida, topic, out, chk, "--available-now")
+    assert driver.proc.wait(600) == 0, "the final AvailableNow run failed"
     rows = spark.read.parquet(str(out)).collect()  # only committed files (the sink's metadata log)
     keys = [(r["partition"], r["offset"]) for r in rows]
     assert len(keys) == len(set(keys)), "duplicated records"

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
+from connector_base.testing.driver_process import run_and_kill_after_first_commit
 from connectors.testing.kinesis_endpoint import KinesisEndpoint, available_endpoint_kinds
 from integration_tests.connectors.kinesis.helpers import options, write
 
@@ -21,33 +18,8 @@ RECORDS = 6000
 
 
 def run_driver(checkpoint: Path, output: Path, opts: dict[str, str], kill_after_s: float | None) -> bool:
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen(
-        [sys.executable, str(DRIVER), str(checkpoint), str(output), json.dumps(opts)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        env=env,
-        text=True,
-    )
-    try:
-        if kill_after_s is not None:
-            deadline = time.monotonic() + 180
-            commits = checkpoint / "commits"
-            while time.monotonic() < deadline and proc.poll() is None:
-                if commits.exists() and any(commits.iterdir()):
-                    break
-                time.sleep(0.1)
-            time.sleep(kill_after_s)
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(30)
-                return False
-        out, _ = proc.communicate(timeout=400)
-        return "DONE" in out
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+    args = [str(checkpoint), str(output), json.dumps(opts)]
+    return run_and_kill_after_first_commit(DRIVER, args, checkpoint, kill_after_s)
 
 
 @pytest.mark.timeout(900)

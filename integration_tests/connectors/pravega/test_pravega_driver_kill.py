@@ -7,17 +7,13 @@ enumerator (segments handed out, successors) from the offset in Spark's log.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from pravega_helpers import keyed_events, new_stream, read_options, write_events
 
+from connector_base.testing.driver_process import run_and_kill_after_first_commit
 from connectors.testing.pravega_cluster import PravegaCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -27,33 +23,8 @@ EVENTS = 6000
 
 
 def run_driver(checkpoint: Path, output: Path, options: dict[str, str], kill_after_s: float | None) -> bool:
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen(
-        [sys.executable, str(DRIVER), "pravega", str(checkpoint), str(output), json.dumps(options)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        env=env,
-        text=True,
-    )
-    try:
-        if kill_after_s is not None:
-            deadline = time.monotonic() + 180
-            commits = checkpoint / "commits"
-            while time.monotonic() < deadline and proc.poll() is None:
-                if commits.exists() and any(commits.iterdir()):
-                    break
-                time.sleep(0.1)
-            time.sleep(kill_after_s)
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(30)
-                return False
-        out, _ = proc.communicate(timeout=400)
-        return "DONE" in out
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+    args = ["pravega", str(checkpoint), str(output), json.dumps(options)]
+    return run_and_kill_after_first_commit(DRIVER, args, checkpoint, kill_after_s)
 
 
 @pytest.mark.timeout(1200)
