@@ -81,5 +81,4 @@ class KafkaDataSource(SourceDataSource):
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802
         """A streaming writer (``df.writeStream``)."""
-
         return KafkaStreamWriter(self._sink_options(schema))

@@ -85,7 +85,6 @@ class PravegaDataSource(SourceDataSource):
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802
         """A streaming writer (``df.writeStream``)."""
-
         from connectors.pravega.sink import PravegaStreamWriter
 
         return PravegaStreamWriter(self._sink_options(schema), schema)

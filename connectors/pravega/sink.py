@@ -25,6 +25,7 @@ import random
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -276,8 +277,6 @@ class PravegaStreamWriter(DataSourceStreamArrowWriter):
             total = _finish(self._options, messages, commit=True)
             LOG.info("batch %d: wrote %d events", batchId, total)
             return
-        from pathlib import Path
-
         log = TransactionLog(Path(directory))
         replayed = [m.txn_id if isinstance(m, PravegaCommitMessage) else None for m in messages]
         recorded = log.get(batchId)

@@ -37,7 +37,7 @@ def local_directory(location: str, option: str) -> Path:
         location = location[len("file://") :]
     elif location.startswith("file:"):
         location = location[len("file:") :]
-    elif "://" in location or (":" in location.split("/")[0] and not os.path.isabs(location)):
+    elif "://" in location or ":" in location.split("/")[0]:  # a scheme (hdfs:, s3a:, ...)
         raise ConnectorError(
             f"option {option}={location!r}: the exactly-once Pravega sink keeps its transaction log in a "
             "local directory; give a local path (or set transaction_log_dir to one)"
