@@ -11,7 +11,7 @@ import threading
 import time
 
 from connector_base.spark import local_spark_session
-from connectors.demo.progress import follow, report
+from connectors.demo.progress import follow_then_stop, memory_query, report
 
 FILES_UP_FRONT = 5
 ROWS_PER_FILE = 2_000
@@ -55,13 +55,7 @@ def run(seconds: float) -> int:
         .schema("id long, user string, amount double")
         .load()
     )
-    query = (
-        events.writeStream.format("memory")
-        .queryName("events")
-        .option("checkpointLocation", checkpoint)
-        .trigger(processingTime="1 second")
-        .start()
-    )
+    query = memory_query(events, "events", checkpoint)
     stop = threading.Event()
     count = {"written": written}
 
@@ -75,11 +69,7 @@ def run(seconds: float) -> int:
 
     producer = threading.Thread(target=produce, name="demo-producer", daemon=True)
     producer.start()
-    try:
-        batches = follow(query, spark, "events", lambda: count["written"], producer.is_alive)
-    finally:
-        stop.set()
-        query.stop()
+    batches = follow_then_stop(query, spark, "events", lambda: count["written"], producer.is_alive, stop.set)
     status = report(spark, "events", count["written"], batches)
     spark.stop()
     shutil.rmtree(work, ignore_errors=True)

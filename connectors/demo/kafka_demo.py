@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from connector_base.spark import local_spark_session
-from connectors.demo.progress import follow, report
+from connectors.demo.progress import follow_then_stop, memory_query, report
 from connectors.testing.kafka_cluster import start_embedded_kafka
 
 PARTITIONS = 4
@@ -75,18 +75,15 @@ def run(seconds: float) -> int:
             .selectExpr("partition", "offset", "from_json(json, 'id long, user string, amount double') AS e")
             .selectExpr("partition", "offset", "e.*")
         )
-        query = (
-            events.writeStream.format("memory")
-            .queryName("events")
-            .option("checkpointLocation", f"{work}/checkpoint")
-            .trigger(processingTime="1 second")
-            .start()
+        query = memory_query(events, "events", f"{work}/checkpoint")
+        batches = follow_then_stop(
+            query,
+            spark,
+            "events",
+            lambda: int(produced.value),
+            producer_proc.is_alive,
+            lambda: producer_proc.join(30),
         )
-        try:
-            batches = follow(query, spark, "events", lambda: int(produced.value), producer_proc.is_alive)
-        finally:
-            query.stop()
-            producer_proc.join(30)
         return report(spark, "events", int(produced.value), batches)
     finally:
         if spark is not None:

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from connector_base.spark import local_spark_session
-from connectors.demo.progress import follow, report
+from connectors.demo.progress import follow_then_stop, memory_query, report
 from connectors.testing.kinesis_endpoint import start_demo_endpoint, stop_demo_endpoint
 
 SHARDS = 2
@@ -73,18 +73,10 @@ def run(seconds: float) -> int:
             .selectExpr("from_json(CAST(data AS STRING), 'id long, user string, amount double') AS e")
             .selectExpr("e.*")
         )
-        query = (
-            events.writeStream.format("memory")
-            .queryName("events")
-            .option("checkpointLocation", f"{work}/checkpoint")
-            .trigger(processingTime="1 second")
-            .start()
+        query = memory_query(events, "events", f"{work}/checkpoint")
+        batches = follow_then_stop(
+            query, spark, "events", lambda: int(produced.value), producer.is_alive, lambda: producer.join(30)
         )
-        try:
-            batches = follow(query, spark, "events", lambda: int(produced.value), producer.is_alive)
-        finally:
-            query.stop()
-            producer.join(30)
         return report(spark, "events", int(produced.value), batches)
     finally:
         if spark is not None:

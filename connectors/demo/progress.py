@@ -9,6 +9,33 @@ from typing import Any
 SETTLE_S = 3.0
 
 
+def memory_query(events: Any, table: str, checkpoint: str) -> Any:
+    """Start the demo's query: ``events`` into the in-memory table ``table``, a trigger a second."""
+    return (
+        events.writeStream.format("memory")
+        .queryName(table)
+        .option("checkpointLocation", checkpoint)
+        .trigger(processingTime="1 second")
+        .start()
+    )
+
+
+def follow_then_stop(
+    query: Any,
+    spark: Any,
+    table: str,
+    produced: Callable[[], int],
+    producing: Callable[[], bool],
+    stop_producer: Callable[[], None],
+) -> int:
+    """``follow`` the query, then stop it and the producer (also when following failed)."""
+    try:
+        return follow(query, spark, table, produced, producing)
+    finally:
+        query.stop()
+        stop_producer()
+
+
 def follow(
     query: Any, spark: Any, table: str, produced: Callable[[], int], producing: Callable[[], bool]
 ) -> int:

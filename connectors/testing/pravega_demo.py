@@ -55,7 +55,7 @@ def _produce(uri: str, scope: str, stream: str, seconds: float, written: Any, sc
 def run(seconds: float) -> int:
     """Start the emulator, stream, print progress and the final counts; 0 when every event arrived once."""
     from connector_base.spark import local_spark_session
-    from connectors.demo.progress import follow, report
+    from connectors.demo.progress import follow_then_stop, memory_query, report
     from connectors.testing.pravega_cluster import run_isolated, start_emulator
 
     work = tempfile.mkdtemp(prefix="sparkflow-pravega-demo-")
@@ -83,13 +83,7 @@ def run(seconds: float) -> int:
             .selectExpr("from_json(cast(event as string), 'id long, user string, amount double') as e")
             .select("e.*")
         )
-        query = (
-            events.writeStream.format("memory")
-            .queryName("payments")
-            .option("checkpointLocation", f"{work}/checkpoint")
-            .trigger(processingTime="1 second")
-            .start()
-        )
+        query = memory_query(events, "payments", f"{work}/checkpoint")
         producer.start()  # after Spark started its Python workers
         started = time.monotonic()
 
@@ -101,11 +95,9 @@ def run(seconds: float) -> int:
                 print(f"demo: split segment {first} while the query runs")
             return producer.is_alive()
 
-        try:
-            batches = follow(query, spark, "payments", lambda: int(written.value), producing)
-        finally:
-            query.stop()
-            producer.join(10)
+        batches = follow_then_stop(
+            query, spark, "payments", lambda: int(written.value), producing, lambda: producer.join(10)
+        )
         status = report(spark, "payments", int(written.value), batches) if written.value else 1
         spark.stop()
     shutil.rmtree(work, ignore_errors=True)
