@@ -123,10 +123,30 @@ class SourceDataSource(DataSource):
 
     # --- DataSource API ---------------------------------------------------------------------
     def schema(self) -> StructType | str:
-        """The default schema; options are validated here so ``load()`` fails early."""
+        """The default schema; options are validated here so ``load()`` fails early.
+
+        Spark calls ``schema()`` for ``read`` and ``readStream`` alike without saying which, so here
+        options must be valid for at least one of them (``startingOffsets=latest`` is streaming-only,
+        for instance); ``reader()`` and ``streamReader()`` then apply the rules of their mode.
+        """
         schema = _as_struct(self.default_schema())
-        self.create_source(schema, streaming=False)
+        self._validate_either_mode(schema)
         return schema
+
+    def _validate_either_mode(self, schema: StructType) -> None:
+        try:
+            self.create_source(schema, streaming=False)
+        except InvalidOptionError as batch_error:
+            try:
+                self.create_source(schema, streaming=True)
+            except InvalidOptionError as stream_error:
+                if str(stream_error) == str(batch_error):
+                    raise batch_error from None
+                raise InvalidOptionError(
+                    batch_error.option,
+                    batch_error.value,
+                    f"{batch_error.expected} (spark.read); for spark.readStream: {stream_error}",
+                ) from None
 
     def reader(self, schema: StructType) -> DataSourceReader:
         """A batch reader (options validated now)."""
