@@ -1,5 +1,7 @@
 """Local Kafka-protocol brokers for tests, benchmarks and the demo (see ``BROKERS.md``).
 
+``start_broker(kind)`` starts one: ``apache-kafka`` (real Apache Kafka as a child JVM, see
+:mod:`connectors.testing.apache_kafka`), ``kafka`` (Testcontainers), ``noida-db`` or ``tansu``.
 ``start_noida_db()``, ``start_tansu()`` and ``start_testcontainers_kafka()`` each return a running
 ``KafkaBroker`` with ``create_topic(partitions)``, ``producer()``, ``consumer()`` and ``admin()``
 helpers; ``stop()`` ends it (the broker's whole process group). Each broker declares the features it
@@ -342,13 +344,22 @@ def start_testcontainers_kafka() -> KafkaBroker:
     return KafkaBroker(kind="kafka", bootstrap=container.get_bootstrap_server(), _container=container)
 
 
-BROKER_KINDS = ("kafka", "noida-db", "tansu")
+BROKER_KINDS = ("apache-kafka", "kafka", "noida-db", "tansu")
 
 
 def available_broker_kinds() -> list[str]:
-    """The broker kinds that can run here (``kafka`` only where a Docker engine answers)."""
+    """The broker kinds that can run here, real Kafka first.
+
+    ``apache-kafka`` (a child JVM) wherever ``java`` and ``mvn`` are on the PATH; ``kafka``
+    (Testcontainers) only where a Docker engine answers and there is no JVM broker; the stand-ins
+    always.
+    """
+    from connectors.testing.maven import java_and_maven_available
+
     kinds = ["noida-db", "tansu"]
-    if docker_available():
+    if java_and_maven_available():
+        kinds.insert(0, "apache-kafka")
+    elif docker_available():
         kinds.insert(0, "kafka")
     return kinds
 
@@ -356,6 +367,10 @@ def available_broker_kinds() -> list[str]:
 def start_broker(kind: str) -> KafkaBroker:
     """Start a broker of ``kind`` (one of ``BROKER_KINDS``)."""
     match kind:
+        case "apache-kafka":
+            from connectors.testing.apache_kafka import start_apache_kafka
+
+            return start_apache_kafka()
         case "noida-db":
             return start_noida_db()
         case "tansu":

@@ -1,0 +1,272 @@
+"""Real Apache Kafka for tests: one combined KRaft broker+controller as a child JVM (BROKERS.md).
+
+``start_apache_kafka()`` resolves the pinned Kafka jars through :mod:`connectors.testing.maven`,
+formats a storage directory in a temp dir (``kafka.tools.StorageTool format``), starts
+``kafka.Kafka`` in its own process group on free loopback ports and returns a
+:class:`~connectors.testing.kafka_cluster.KafkaBroker` once a metadata request answers. The log
+directory survives ``kill()``/``restart()`` (same ports, same data); ``stop()`` removes it.
+
+``start_apache_kafka(security=KafkaSecurity.generate(workdir))`` adds a SASL_PLAINTEXT listener
+(PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; the SCRAM users are written at format time) and an SSL
+listener whose certificate is signed by a CA the fixture makes with the JDK's ``keytool``;
+:class:`KafkaSecurity` holds the users, passwords and the client-side trust stores (PEM, JKS, PKCS12).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from connectors.testing.kafka_cluster import KafkaBroker
+from connectors.testing.maven import java_command, resolve_classpath
+from connectors.testing.processes import free_port, spawn_group
+
+__all__ = ["KAFKA_ARTIFACTS", "KafkaSecurity", "start_apache_kafka"]
+
+KAFKA_VERSION = "4.1.1"
+KAFKA_ARTIFACTS = (f"org.apache.kafka:kafka_2.13:{KAFKA_VERSION}", "org.slf4j:slf4j-simple:2.0.17")
+"""Pinned: the broker and an SLF4J backend (without one Kafka logs nothing, even on a failed start)."""
+
+START_TIMEOUT_S = 90.0
+HEAP = "384m"
+JVM_FLAGS = (
+    # a test broker: start-up and a small footprint matter more than peak throughput
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-Xss512k",
+    "-Djava.awt.headless=true",
+    "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+)
+
+KEYTOOL_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class KafkaSecurity:
+    """Users, passwords and TLS material for a secured broker (made fresh for each test session)."""
+
+    workdir: Path
+    plain_user: str
+    plain_password: str
+    scram_user: str
+    scram_password: str
+    store_password: str
+    ca_pem: Path
+    truststore_jks: Path
+    truststore_p12: Path
+    keystore_p12: Path
+    untrusted_ca_pem: Path
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Every secret value a test must never find in messages, logs or checkpoints."""
+        return (self.plain_password, self.scram_password, self.store_password)
+
+    @classmethod
+    def generate(cls, workdir: Path) -> KafkaSecurity:
+        """Random passwords, a CA, a broker certificate for ``localhost``/``127.0.0.1`` and trust stores."""
+        workdir.mkdir(parents=True, exist_ok=True)
+        store_pw = f"store-{uuid.uuid4().hex}"
+        ca_store, broker_store = workdir / "ca.p12", workdir / "broker.p12"
+        ca_pem, broker_pem = workdir / "ca.pem", workdir / "broker.pem"
+        _keypair(ca_store, "ca", "CN=sparkflow-test-ca", store_pw, "bc:c")
+        _export(ca_store, "ca", ca_pem, store_pw)
+        _keypair(broker_store, "broker", "CN=localhost", store_pw)
+        request = _keytool("-certreq", "-alias", "broker", *_store(broker_store, store_pw))
+        broker_pem.write_text(
+            _keytool(
+                "-gencert", "-rfc", "-alias", "ca", *_store(ca_store, store_pw),
+                "-ext", "SAN=dns:localhost,ip:127.0.0.1", "-validity", "3", stdin=request,
+            )
+        )  # fmt: skip
+        _import(broker_store, "ca", ca_pem, store_pw)
+        _import(broker_store, "broker", broker_pem, store_pw)
+        trust_jks, trust_p12 = workdir / "truststore.jks", workdir / "truststore.p12"
+        _import(trust_jks, "ca", ca_pem, store_pw, "JKS")
+        _import(trust_p12, "ca", ca_pem, store_pw)
+        other_store, other_pem = workdir / "other-ca.p12", workdir / "other-ca.pem"
+        _keypair(other_store, "ca", "CN=not-the-broker-ca", store_pw, "bc:c")
+        _export(other_store, "ca", other_pem, store_pw)
+        return cls(
+            workdir=workdir,
+            plain_user="alice",
+            plain_password=f"plain-{uuid.uuid4().hex}",
+            scram_user="bob",
+            scram_password=f"scram-{uuid.uuid4().hex}",
+            store_password=store_pw,
+            ca_pem=ca_pem,
+            truststore_jks=trust_jks,
+            truststore_p12=trust_p12,
+            keystore_p12=broker_store,
+            untrusted_ca_pem=other_pem,
+        )
+
+
+def _store(path: Path, password: str, kind: str = "PKCS12") -> list[str]:
+    return ["-keystore", str(path), "-storetype", kind, "-storepass", password, "-keypass", password]
+
+
+def _keypair(path: Path, alias: str, dname: str, password: str, *ext: str) -> None:
+    extensions = [arg for e in ext for arg in ("-ext", e)]
+    _keytool(
+        "-genkeypair", "-keyalg", "RSA", "-keysize", "2048", "-validity", "3",
+        "-alias", alias, "-dname", dname, *extensions, *_store(path, password),
+    )  # fmt: skip
+
+
+def _export(path: Path, alias: str, pem: Path, password: str) -> None:
+    _keytool("-exportcert", "-rfc", "-alias", alias, "-file", str(pem), *_store(path, password))
+
+
+def _import(path: Path, alias: str, pem: Path, password: str, kind: str = "PKCS12") -> None:
+    _keytool("-importcert", "-noprompt", "-alias", alias, "-file", str(pem), *_store(path, password, kind))
+
+
+def _keytool(*args: str, stdin: str | None = None) -> str:
+    done = subprocess.run(
+        ["keytool", *args], input=stdin, capture_output=True, text=True, timeout=KEYTOOL_TIMEOUT_S
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"keytool {args[0]} failed: {done.stdout}{done.stderr}")
+    return done.stdout
+
+
+def _properties(workdir: Path, ports: dict[str, int], security: KafkaSecurity | None) -> dict[str, str]:
+    listeners = {"PLAINTEXT": ports["PLAINTEXT"], "CONTROLLER": ports["CONTROLLER"]}
+    protocols = {"PLAINTEXT": "PLAINTEXT", "CONTROLLER": "PLAINTEXT"}
+    if security is not None:
+        listeners |= {"SASL_PLAINTEXT": ports["SASL_PLAINTEXT"], "SSL": ports["SSL"]}
+        protocols |= {"SASL_PLAINTEXT": "SASL_PLAINTEXT", "SSL": "SSL"}
+    advertised = {k: v for k, v in listeners.items() if k != "CONTROLLER"}
+    props = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.voters": f"1@127.0.0.1:{ports['CONTROLLER']}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listeners": ",".join(f"{k}://127.0.0.1:{v}" for k, v in listeners.items()),
+        "advertised.listeners": ",".join(f"{k}://127.0.0.1:{v}" for k, v in advertised.items()),
+        "listener.security.protocol.map": ",".join(f"{k}:{v}" for k, v in protocols.items()),
+        "log.dirs": str(workdir / "data"),
+        "num.partitions": "1",
+        "offsets.topic.replication.factor": "1",
+        "offsets.topic.num.partitions": "4",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "transaction.state.log.num.partitions": "2",
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
+        "group.initial.rebalance.delay.ms": "0",
+        # retention and delete_records tests: let the cleaner run early and often
+        "log.initial.task.delay.ms": "500",
+        "log.retention.check.interval.ms": "1000",
+        "log.segment.delete.delay.ms": "0",
+        "num.io.threads": "2",
+        "num.network.threads": "2",
+        "num.recovery.threads.per.data.dir": "1",
+        "background.threads": "2",
+    }
+    if security is not None:
+        plain = security.plain_user, security.plain_password
+        props |= {
+            "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config": (
+                "org.apache.kafka.common.security.plain.PlainLoginModule required "
+                f'user_{plain[0]}="{plain[1]}";'
+            ),
+            "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": (
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+            ),
+            "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config": (
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+            ),
+            "listener.name.ssl.ssl.keystore.location": str(security.keystore_p12),
+            "listener.name.ssl.ssl.keystore.type": "PKCS12",
+            "listener.name.ssl.ssl.keystore.password": security.store_password,
+            "listener.name.ssl.ssl.key.password": security.store_password,
+            "listener.name.ssl.ssl.client.auth": "none",
+        }
+    return props
+
+
+def _format_storage(classpath: Path, config: Path, log: Path, security: KafkaSecurity | None) -> None:
+    args = ["format", "-t", uuid.uuid4().hex[:22], "-c", str(config)]
+    if security is not None:
+        for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
+            args += [
+                "--add-scram",
+                f"{mechanism}=[name={security.scram_user},password={security.scram_password}]",
+            ]
+    cmd = java_command(classpath, "kafka.tools.StorageTool", args, heap="256m", jvm_args=JVM_FLAGS)
+    with open(log, "ab") as out:
+        done = subprocess.run(
+            cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=120
+        )
+    if done.returncode != 0:
+        raise RuntimeError(f"kafka StorageTool format failed ({done.returncode}): {log.read_text()[-2000:]}")
+
+
+def _wait_metadata(broker: KafkaBroker, proc: subprocess.Popen[bytes], log: Path, timeout_s: float) -> None:
+    """Wait until a metadata request answers with this broker (the JVM listens well before that)."""
+    from confluent_kafka.admin import AdminClient
+
+    deadline = time.monotonic() + timeout_s
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap, "log_level": 0, "socket.timeout.ms": 2000})
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            tail = log.read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"apache-kafka exited with {proc.returncode}: {tail}")
+        try:
+            md = admin.list_topics(timeout=2)
+            if md.brokers:
+                return
+        except Exception:  # not up yet: KafkaException until the listener answers
+            time.sleep(0.2)
+    tail = log.read_text(errors="replace")[-2000:]
+    raise TimeoutError(f"apache-kafka on {broker.bootstrap} gave no metadata within {timeout_s}s: {tail}")
+
+
+@dataclass
+class _ApacheKafka(KafkaBroker):
+    """A ``KafkaBroker`` whose restart waits for metadata, not only for the port."""
+
+    listeners: dict[str, str] = field(default_factory=dict)
+    """``host:port`` per listener name (PLAINTEXT, CONTROLLER, SASL_PLAINTEXT, SSL)."""
+
+    def restart(self) -> None:
+        """Start the JVM again on the same ports and log directory."""
+        assert self._cmd is not None and self._log is not None
+        self.kill()
+        self._proc = spawn_group(self._cmd, self._log, cwd=self._workdir)
+        _wait_metadata(self, self._proc, self._log, START_TIMEOUT_S)
+
+
+def start_apache_kafka(security: KafkaSecurity | None = None) -> KafkaBroker:
+    """Start Apache Kafka (``KAFKA_VERSION``) on free loopback ports; ``stop()`` removes everything."""
+    classpath = resolve_classpath("kafka", list(KAFKA_ARTIFACTS))
+    workdir = Path(tempfile.mkdtemp(prefix="apache-kafka-"))
+    names = ["PLAINTEXT", "CONTROLLER"] + (["SASL_PLAINTEXT", "SSL"] if security else [])
+    ports = {name: free_port() for name in names}
+    config, log = workdir / "server.properties", workdir / "broker.log"
+    config.write_text("".join(f"{k}={v}\n" for k, v in _properties(workdir, ports, security).items()))
+    cmd = java_command(classpath, "kafka.Kafka", [str(config)], heap=HEAP, jvm_args=JVM_FLAGS)
+    broker = _ApacheKafka(
+        kind="apache-kafka",
+        bootstrap=f"127.0.0.1:{ports['PLAINTEXT']}",
+        _cmd=cmd,
+        _log=log,
+        _workdir=workdir,
+        listeners={name: f"127.0.0.1:{port}" for name, port in ports.items()},
+    )
+    try:
+        _format_storage(classpath, config, log, security)
+        broker._proc = spawn_group(cmd, log, cwd=workdir)
+        _wait_metadata(broker, broker._proc, log, START_TIMEOUT_S)
+    except BaseException:
+        broker.stop()
+        raise
+    return broker
