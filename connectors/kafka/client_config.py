@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from connector_base import InvalidOptionError
+from connectors.kafka.trust_store import trust_store_pem
 
 __all__ = ["REDACTED", "is_secret", "redact", "translate_client_options", "REJECTED"]
 
@@ -111,7 +112,10 @@ def translate_client_options(options: Mapping[str, str]) -> dict[str, str]:
             )
         if lk == "sasl.jaas.config":
             out.update(_parse_jaas(value))
-        elif lk in ("ssl.truststore.type", "ssl.keystore.type"):
+        elif lk == "ssl.truststore.type":
+            if value.upper() not in ("JKS", "PKCS12", "PEM"):
+                raise InvalidOptionError(f"kafka.{key}", value, "JKS, PKCS12 or PEM")
+        elif lk == "ssl.keystore.type":
             if value.upper() not in ("PEM", "PKCS12"):
                 raise InvalidOptionError(
                     f"kafka.{key}",
@@ -120,16 +124,14 @@ def translate_client_options(options: Mapping[str, str]) -> dict[str, str]:
                 )
         elif lk == "ssl.truststore.location":
             kind = raw.get(lowered.get("ssl.truststore.type", ""), "JKS").upper()
-            if kind != "PEM":
-                raise InvalidOptionError(
-                    "kafka.ssl.truststore.location",
-                    value,
-                    "a PEM file with kafka.ssl.truststore.type=PEM (librdkafka cannot read JKS/PKCS12 trust stores); "  # noqa: E501
-                    "or set kafka.ssl.ca.location",
-                )
-            out["ssl.ca.location"] = value
+            if kind == "PEM":
+                out["ssl.ca.location"] = value
+            elif kind in ("JKS", "PKCS12"):
+                # librdkafka reads neither: the certificates go to it as PEM text (trust_store.py)
+                password = raw.get(lowered.get("ssl.truststore.password", ""))
+                out["ssl.ca.pem"] = trust_store_pem(value, kind, password)
         elif lk == "ssl.truststore.password":
-            continue  # PEM trust stores have no password
+            continue  # used to open a JKS/PKCS12 trust store above; PEM ones have none
         elif lk == "ssl.keystore.location":
             kind = raw.get(lowered.get("ssl.keystore.type", ""), "JKS").upper()
             if kind == "PKCS12":

@@ -64,7 +64,7 @@ def test_ssl_settings() -> None:
     [
         ({"kafka.ssl.truststore.location": "/ts.jks"}, "kafka.ssl.truststore.location"),
         ({"kafka.ssl.keystore.location": "/ks.jks"}, "kafka.ssl.keystore.location"),
-        ({"kafka.ssl.truststore.type": "JKS"}, "kafka.ssl.truststore.type"),
+        ({"kafka.ssl.truststore.type": "BKS"}, "kafka.ssl.truststore.type"),
         ({"kafka.ssl.enabled.protocols": "TLSv1.2"}, "kafka.ssl.enabled.protocols"),
         ({"kafka.sasl.jaas.config": "garbage"}, "kafka.sasl.jaas.config"),
         (
