@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
-from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructType
+from pyspark.sql.types import BinaryType, IntegerType, StringType, StructType
 
 from connector_base import ConnectorError, InvalidOptionError
 from connectors.kafka.client_config import redact, translate_client_options
@@ -65,9 +65,26 @@ class KafkaSinkOptions:
         return conf
 
 
+_KAFKA_COLUMNS = ("topic", "key", "value", "partition", "headers")
+_HEADERS_TYPE = "array<struct<key:string,value:binary>>"
+
+
 def validate_sink_schema(schema: StructType, options: KafkaSinkOptions) -> None:
-    """Fail early (on the driver) when the columns cannot be written."""
-    types = {f.name.lower(): f.dataType for f in schema.fields}
+    """Fail early (on the driver) when the columns cannot be written.
+
+    Names match exactly, as in Spark's ``KafkaWriter``; a column whose name differs from a Kafka
+    column only in case (``Key``, ``VALUE``) is refused, because writing would drop it (Spark
+    silently writes a null key for ``Key``); types are those ``KafkaWriter`` accepts.
+    """
+    names = [f.name for f in schema.fields]
+    for name in names:
+        if name.lower() in _KAFKA_COLUMNS and name != name.lower():
+            raise ConnectorError(
+                f"column {name!r} is not the Kafka sink's {name.lower()!r} column: names match exactly "
+                f"(as in Spark's Kafka sink), so it would not be written; rename it with "
+                f"withColumnRenamed({name!r}, {name.lower()!r}) or drop it"
+            )
+    types = {f.name: f.dataType for f in schema.fields}
     if "value" not in types:
         raise ConnectorError("the Kafka sink needs a 'value' column (binary or string)")
     for name in ("key", "value"):
@@ -79,15 +96,10 @@ def validate_sink_schema(schema: StructType, options: KafkaSinkOptions) -> None:
         raise ConnectorError(f"column 'topic' must be a string, not {types['topic'].simpleString()}")
     if "partition" in types and not isinstance(types["partition"], IntegerType):
         raise ConnectorError(f"column 'partition' must be an int, not {types['partition'].simpleString()}")
-    if "headers" in types:
-        h = types["headers"]
-        ok = (
-            isinstance(h, ArrayType)
-            and isinstance(h.elementType, StructType)
-            and [f.name for f in h.elementType.fields] == ["key", "value"]
+    if "headers" in types and types["headers"].simpleString() != _HEADERS_TYPE:
+        raise ConnectorError(
+            f"column 'headers' must be {_HEADERS_TYPE}, not {types['headers'].simpleString()}"
         )
-        if not ok:
-            raise ConnectorError("column 'headers' must be array<struct<key: string, value: binary>>")
     if options.topic is None and "topic" not in types:
         raise InvalidOptionError("topic", None, "a topic (option 'topic' or a 'topic' column)")
 
