@@ -12,6 +12,7 @@ from typing import Any
 from connector_base import InvalidOptionError
 from connector_base.spark import ReadLimitOptions, parse_duration_ms
 from connectors.kafka.client_config import REDACTED, redact, translate_client_options
+from connectors.kafka.java_settings import check_librdkafka, translate_java_settings
 from connectors.kafka.positions import EARLIEST, LATEST, OffsetsInitializer, TimestampStrategy, TopicPartition
 
 __all__ = ["KafkaSourceOptions", "Subscription", "SubscriptionKind"]
@@ -20,6 +21,8 @@ DEFAULT_GROUP_ID_PREFIX = "spark-kafka-source"
 DEFAULT_CONSUME_BATCH = 20_000
 DEFAULT_MAX_TRIGGER_DELAY_MS = 15 * 60 * 1000
 DEFAULT_POLL_TIMEOUT_MS = 120_000
+DEFAULT_API_TIMEOUT_MS = 30_000
+"""Bound of the connector's metadata and offset requests (``kafka.default.api.timeout.ms``)."""
 
 _SOURCE_OPTIONS = {
     "assign",
@@ -41,6 +44,7 @@ _SOURCE_OPTIONS = {
     "maxtriggerdelay",
     "maxbytespertrigger",
     "minpartitions",
+    "maxrecordsperpartition",
     "groupidprefix",
     "includeheaders",
     # beyond Spark
@@ -281,6 +285,8 @@ class KafkaSourceOptions:
     consume_batch_size: int = DEFAULT_CONSUME_BATCH
     poll_timeout_ms: int = DEFAULT_POLL_TIMEOUT_MS
     read_committed: bool = False
+    api_timeout_ms: int = DEFAULT_API_TIMEOUT_MS
+    max_records_per_partition: int | None = None
 
     def __repr__(self) -> str:
         return (
@@ -292,7 +298,6 @@ class KafkaSourceOptions:
     @classmethod
     def parse(cls, options: Mapping[str, str], streaming: bool) -> KafkaSourceOptions:
         """Validate ``options`` (case-insensitive names); raises ``InvalidOptionError`` naming the option."""
-        opts = {k.lower(): v for k, v in options.items() if v is not None}
         for name, value in options.items():
             key = name.lower()
             if not key.startswith("kafka.") and key not in _SOURCE_OPTIONS:
@@ -301,6 +306,7 @@ class KafkaSourceOptions:
                     value,
                     "a 'kafka.*' client setting or one of " + ", ".join(sorted(_SOURCE_OPTIONS)),
                 )
+        opts = translate_java_settings({k.lower(): v for k, v in options.items() if v is not None})
         bootstrap = opts.get("kafka.bootstrap.servers", "").strip()
         if not bootstrap:
             raise InvalidOptionError("kafka.bootstrap.servers", None, "a comma-separated list of host:port")
@@ -333,7 +339,9 @@ class KafkaSourceOptions:
         if not prefix:
             raise InvalidOptionError("groupIdPrefix", opts.get("groupidprefix"), "a non-empty prefix")
         client.pop("bootstrap.servers", None)
-        return cls(
+        api_timeout = _int(opts, "kafka.default.api.timeout.ms", "kafka.default.api.timeout.ms", 1)
+        client.pop("default.api.timeout.ms", None)
+        parsed = cls(
             bootstrap_servers=bootstrap,
             subscription=subscription,
             starting=starting,
@@ -360,7 +368,11 @@ class KafkaSourceOptions:
             poll_timeout_ms=_int(opts, "kafkaconsumer.polltimeoutms", "kafkaConsumer.pollTimeoutMs", 1)
             or DEFAULT_POLL_TIMEOUT_MS,
             read_committed=isolation == "read_committed",
+            api_timeout_ms=api_timeout or DEFAULT_API_TIMEOUT_MS,
+            max_records_per_partition=_int(opts, "maxrecordsperpartition", "maxRecordsPerPartition", 1),
         )
+        check_librdkafka(parsed.consumer_config(), producer=False)
+        return parsed
 
     def read_limits(self) -> ReadLimitOptions:
         """Admission control for the bridge."""

@@ -41,8 +41,7 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
         self._client: KafkaClusterClient | None = None
         self._gone: set[TopicPartition] = set()
         self._avg_bytes: dict[TopicPartition, tuple[float, float]] = {}
-        self._plan_total = 0
-        self._plan_ranges = 0
+        self._plan_sizes: list[int] = []
         self._group_committed: dict[TopicPartition, int] = {}
 
     def open(self) -> None:  # noqa: D102
@@ -101,8 +100,9 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
                     self._lost(tp, pos, end, f"the log now ends at offset {end}")
                     end = pos
                 ends[sid] = end
-        self._plan_total = sum(max(0, int(ends[sid]) - int(pos)) for sid, (_s, pos) in splits.items())
-        self._plan_ranges = sum(1 for sid, (_s, pos) in splits.items() if int(ends[sid]) > int(pos))
+        self._plan_sizes = [
+            int(ends[sid]) - int(pos) for sid, (_s, pos) in splits.items() if int(ends[sid]) > int(pos)
+        ]
         return ends
 
     def _lost(self, tp: TopicPartition, pos: int, end: int | None, why: str) -> None:
@@ -185,17 +185,15 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
     def range_splits(  # noqa: D102
         self, split: KafkaPartitionSplit, start: Position, end: Position
     ) -> list[KafkaPartitionSplit]:  # noqa: D102
-        s, e = int(start), int(end)
-        pieces = 1
-        min_parts = self.options.min_partitions
-        if min_parts and self._plan_ranges < min_parts and self._plan_total > 0:
-            pieces = max(1, round((e - s) / self._plan_total * min_parts))
-        pieces = min(pieces, max(1, e - s))
-        step = math.ceil((e - s) / pieces)
-        bounds = list(range(s, e, step)) + [e]
         return [
             KafkaPartitionSplit(split.topic, split.partition, a, b)
-            for a, b in zip(bounds, bounds[1:], strict=False)
+            for a, b in _spark_pieces(
+                int(start),
+                int(end),
+                self._plan_sizes,
+                self.options.min_partitions,
+                self.options.max_records_per_partition,
+            )
         ]
 
     def on_commit(self, positions: Mapping[str, tuple[KafkaPartitionSplit, Position]]) -> None:  # noqa: D102
@@ -217,3 +215,39 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
     def describe(self) -> dict[str, Any]:
         """For logs (no secrets)."""
         return {"planner": "kafka", "options": repr(self.options)}
+
+
+def _divide(start: int, end: int, parts: int) -> list[tuple[int, int]]:
+    """``[start, end)`` in ``parts`` near-equal pieces (each ``remaining // parts left``, as Spark)."""
+    pieces = []
+    remaining = end - start
+    for part in range(parts):
+        size = remaining // (parts - part)
+        remaining -= size
+        if size > 0:
+            pieces.append((start, start + size))
+        start += size
+    return pieces
+
+
+def _spark_pieces(
+    start: int, end: int, sizes: list[int], min_partitions: int | None, max_records: int | None
+) -> list[tuple[int, int]]:
+    """The Spark tasks for one planned range, as Spark's ``KafkaOffsetRangeCalculator``.
+
+    ``maxRecordsPerPartition`` first cuts every range into ``ceil(size / max)`` pieces; then, if
+    there are still fewer pieces than ``minPartitions``, each piece is cut again into
+    ``max(1, round(size / total * minPartitions))``. ``sizes`` are all ranges of this plan.
+    """
+    pieces = [(start, end)]
+    divided = list(sizes) or [end - start]
+    if max_records:
+        pieces = _divide(start, end, math.ceil((end - start) / max_records))
+        divided = [b - a for n in divided for a, b in _divide(0, n, math.ceil(n / max_records))]
+    if min_partitions and len(divided) < min_partitions:
+        total = sum(divided)
+        if total > 0:
+            pieces = [
+                q for a, b in pieces for q in _divide(a, b, max(1, round((b - a) / total * min_partitions)))
+            ]
+    return pieces

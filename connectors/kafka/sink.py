@@ -19,6 +19,7 @@ from pyspark.sql.types import BinaryType, IntegerType, StringType, StructType
 
 from connector_base import ConnectorError, InvalidOptionError
 from connectors.kafka.client_config import redact, translate_client_options
+from connectors.kafka.java_settings import check_librdkafka, translate_java_settings
 
 __all__ = ["KafkaBatchWriter", "KafkaSinkOptions", "KafkaStreamWriter", "validate_sink_schema"]
 
@@ -42,7 +43,7 @@ class KafkaSinkOptions:
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> KafkaSinkOptions:
         """Validate; raises ``InvalidOptionError`` naming the option."""
-        opts = {k.lower(): v for k, v in options.items() if v is not None}
+        opts = translate_java_settings({k.lower(): v for k, v in options.items() if v is not None})
         for name, value in options.items():
             if not name.lower().startswith("kafka.") and name.lower() not in _SINK_OPTIONS:
                 raise InvalidOptionError(
@@ -53,14 +54,26 @@ class KafkaSinkOptions:
             raise InvalidOptionError("kafka.bootstrap.servers", None, "a comma-separated list of host:port")
         client = translate_client_options(opts)
         client.pop("bootstrap.servers", None)
+        client.pop("default.api.timeout.ms", None)
         topic = opts.get("topic")
         if topic is not None and not topic.strip():
             raise InvalidOptionError("topic", topic, "a topic name")
-        return cls(bootstrap, topic.strip() if topic else None, client)
+        parsed = cls(bootstrap, topic.strip() if topic else None, client)
+        check_librdkafka(parsed.producer_config(), producer=True)
+        return parsed
 
     def producer_config(self) -> dict[str, Any]:
-        """librdkafka producer settings (acks from all replicas by default)."""
-        conf: dict[str, Any] = {"bootstrap.servers": self.bootstrap_servers, "acks": "all", "linger.ms": 5}
+        """librdkafka producer settings (acks from all replicas by default).
+
+        Keyed records go where the Java client's default partitioner puts them (murmur2), so a key
+        lands on the partition Spark's Kafka sink would choose; librdkafka's own default is CRC32.
+        """
+        conf: dict[str, Any] = {
+            "bootstrap.servers": self.bootstrap_servers,
+            "acks": "all",
+            "linger.ms": 5,
+            "partitioner": "murmur2_random",
+        }
         conf.update(self.client_config)
         return conf
 

@@ -149,7 +149,7 @@ def test_planner_cut_and_min_partitions() -> None:
     split = KafkaPartitionSplit("t", 0, 0)
     assert planner.cut(split, 10, 100, 25, None) == 35
     assert planner.backlog(split, 10, 100).records == 90
-    planner._plan_total, planner._plan_ranges = 100, 1  # as end_positions leaves them
+    planner._plan_sizes = [100]  # as end_positions leaves them
     pieces = planner.range_splits(split, 0, 100)
     assert [(p.starting_offset, p.stopping_offset) for p in pieces] == [
         (0, 25),
