@@ -1,0 +1,126 @@
+"""``AsyncFunction``s used by the Async I/O tests, demo and benchmark: an HTTP and a Redis lookup.
+
+They live in an importable module (not in a test file) so that Spark's Python workers can unpickle
+them by reference.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from typing_extensions import override
+
+from connector_base.async_io import AsyncFunction, current_idempotency_key, worker_event_loop
+
+__all__ = ["HttpLookup", "LoopProbe", "RedisLookup"]
+
+
+def _partition_id() -> int:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return -1 if context is None else context.partitionId()
+
+
+class HttpLookup(AsyncFunction[dict[str, Any], dict[str, Any]]):
+    """``GET {url}/lookup?id=<row[id_column]>`` on the scripted service; emits ``id, value, attempt``.
+
+    ``params`` are added to every request (scripting: ``latency_ms``, ``fail_first``); a column
+    ``latency_ms`` in the row overrides the latency for that row. The Spark partition id is sent as
+    ``group``; the idempotency key, where there is one, as the ``Idempotency-Key`` header. A non-200
+    answer raises (and is retried when the retry strategy says so). ``fallback`` is the ``value``
+    emitted for an element that timed out (without it, a timeout fails the task).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        id_column: str = "id",
+        params: dict[str, str] | None = None,
+        fallback: str | None = None,
+    ) -> None:
+        self.url = url
+        self.id_column = id_column
+        self.params = dict(params or {})
+        self.fallback = fallback
+        self._session: Any = None
+        self._group = -1
+
+    @override
+    async def open(self) -> None:
+        import aiohttp
+
+        self._group = _partition_id()
+        self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+
+    @override
+    async def async_invoke(self, value: dict[str, Any]) -> Sequence[dict[str, Any]]:
+        params = {**self.params, "id": str(value[self.id_column]), "group": str(self._group)}
+        if value.get("latency_ms") is not None:
+            params["latency_ms"] = str(value["latency_ms"])
+        key = current_idempotency_key()
+        headers = {"Idempotency-Key": key} if key else {}
+        async with self._session.get(f"{self.url}/lookup", params=params, headers=headers) as response:
+            response.raise_for_status()
+            body = await response.json()
+        return [{"id": value[self.id_column], "value": body["value"], "attempt": body["attempt"]}]
+
+    @override
+    def timeout(self, value: dict[str, Any]) -> Sequence[dict[str, Any]]:
+        if self.fallback is None:
+            return super().timeout(value)
+        return [{"id": value[self.id_column], "value": self.fallback, "attempt": None}]
+
+    @override
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+
+class RedisLookup(AsyncFunction[dict[str, Any], dict[str, Any]]):
+    """Enriches a row from the Redis hash ``<prefix><row[key_column]>``.
+
+    Emits the row's ``keep`` columns plus the hash's ``fields`` (null where the hash lacks them).
+    """
+
+    def __init__(
+        self, url: str, key_column: str, prefix: str, keep: Sequence[str], fields: Sequence[str]
+    ) -> None:
+        self.url = url
+        self.key_column = key_column
+        self.prefix = prefix
+        self.keep = tuple(keep)
+        self.fields = tuple(fields)
+        self._client: Any = None
+
+    @override
+    async def open(self) -> None:
+        import redis.asyncio
+
+        self._client = redis.asyncio.Redis.from_url(self.url, decode_responses=True)
+
+    @override
+    async def async_invoke(self, value: dict[str, Any]) -> Sequence[dict[str, Any]]:
+        found = await self._client.hmget(f"{self.prefix}{value[self.key_column]}", list(self.fields))
+        row = {c: value[c] for c in self.keep}
+        row.update(zip(self.fields, found, strict=True))
+        return [row]
+
+    @override
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+
+
+class LoopProbe(AsyncFunction[dict[str, Any], dict[str, Any]]):
+    """Emits ``id, pid, loop`` (the id of the running event loop): shows which loop served a row."""
+
+    @override
+    async def async_invoke(self, value: dict[str, Any]) -> Sequence[dict[str, Any]]:
+        await asyncio.sleep(0)
+        loop = asyncio.get_running_loop()
+        assert loop is worker_event_loop()
+        return [{"id": value["id"], "pid": os.getpid(), "loop": id(loop)}]
