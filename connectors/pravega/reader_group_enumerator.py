@@ -1,82 +1,144 @@
-"""``PravegaReaderGroupEnumerator``: creates or resumes the reader group, one split per reader.
+"""``PravegaReaderGroupEnumerator``: the reader group's coordinator, one split per reader.
 
-The reader group balances segments between its readers (including successors after a scale),
-so the enumerator only makes sure the group exists and hands reader ``i`` to subtask ``i``.
+On first start it resolves the start stream cut (and the end stream cut of a bounded read) with the
+controller and segment-store clients and deals the segments of the start cut to the readers by
+segment id; reader ``i`` goes to subtask ``i``. From then on the readers follow scaling themselves
+(see ``PravegaReaderGroupSplitReader``).
 
-Threading: the coordinator thread; the group is created through ``call_async``.
+The group's checkpoint is a stream cut taken at the runtime's barrier: every reader's split holds
+the positions of what it emitted when the barrier reached it, and the enumerator's state holds the
+readers not handed out yet; together they own every segment of the group once. Restoring resets the
+group to that cut (the readers resume at their positions). A failed reader's split comes back with
+its last checkpointed position (the reader going offline with its position) and goes to the new
+reader of that subtask.
+
+Threading: the coordinator thread; the cuts are resolved through ``call_async``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-from connector_base import SplitEnumerator, SplitEnumeratorContext
-from connector_base.serialization import FunctionSerializer
-from connectors.pravega.official_client import official_manager
+from connector_base import ConnectorError, SplitEnumerator, SplitEnumeratorContext, VersionedSerializer
+from connector_base.serialization import Json
+from connectors.pravega.cluster_client import PravegaClusterClient
 from connectors.pravega.options import PravegaSourceOptions
-from connectors.pravega.reader_group_split import PravegaReaderGroupSplit
+from connectors.pravega.positions import CutKind, StreamCutSpec
+from connectors.pravega.reader_group_split import (
+    PravegaReaderGroupSplit,
+    PravegaReaderGroupSplitSerializer,
+    ReaderSegmentPosition,
+)
+from connectors.pravega.split import OPEN_END
 
-__all__ = ["READER_GROUP_STATE_SERIALIZER", "PravegaReaderGroupEnumerator", "open_reader_group"]
+__all__ = [
+    "READER_GROUP_STATE_SERIALIZER",
+    "PravegaReaderGroupEnumerator",
+    "PravegaReaderGroupState",
+    "PravegaReaderGroupStateSerializer",
+    "group_stream_cut",
+]
 
 LOG = logging.getLogger(__name__)
 
 
-def open_reader_group(options: PravegaSourceOptions) -> tuple[object, object]:
-    """Create the reader group, or join it when it exists (official client, blocking).
+@dataclass(frozen=True, slots=True)
+class PravegaReaderGroupState:
+    """Whether the readers were created, and those not handed out (with their positions)."""
 
-    Returns ``(manager, group)``: keep the manager alive as long as the group (it owns the runtime).
-    """
-    import pravega_client
-
-    from connectors.pravega.positions import CutKind
-
-    (scope, stream), group = options.streams[0], options.reader_group
-    manager = official_manager(options.connection)
-    config = pravega_client.StreamReaderGroupConfig(options.start.kind is CutKind.LATEST, scope, stream)
-    return manager, manager.create_reader_group_with_config(group, scope, config)
+    initialized: bool = False
+    unassigned: tuple[PravegaReaderGroupSplit, ...] = ()
 
 
-class PravegaReaderGroupEnumerator(SplitEnumerator[PravegaReaderGroupSplit, list[int]]):
-    """See the module docstring; the state is the reader indexes handed out."""
+def group_stream_cut(readers: Iterable[PravegaReaderGroupSplit]) -> dict[int, int]:
+    """The group's position: segment id -> offset over every reader's segments."""
+    return {p.segment_id: p.offset for r in readers for p in r.positions}
+
+
+def _resolve(client: PravegaClusterClient, spec: StreamCutSpec, scope: str, stream: str) -> dict[int, int]:
+    if spec.kind is CutKind.EARLIEST:
+        return client.head(scope, stream)
+    if spec.kind is CutKind.LATEST:
+        return {
+            s.segment_id: client.info(scope, stream, s.segment_id).tail
+            for s in client.current_segments(scope, stream)
+        }
+    return dict(spec.cuts[(scope, stream)])
+
+
+class PravegaReaderGroupEnumerator(SplitEnumerator[PravegaReaderGroupSplit, PravegaReaderGroupState]):
+    """See the module docstring."""
 
     def __init__(
         self,
         context: SplitEnumeratorContext[PravegaReaderGroupSplit],
         options: PravegaSourceOptions,
-        assigned: Sequence[int] = (),
+        state: PravegaReaderGroupState | None = None,
     ) -> None:
         self._context = context
         self._options = options
-        self._assigned = set(assigned)
-        self._ready = False
-        self._pending: list[PravegaReaderGroupSplit] = []
+        state = state or PravegaReaderGroupState()
+        self._initialized = state.initialized
+        self._pending: list[PravegaReaderGroupSplit] = list(state.unassigned)
 
     def start(self) -> None:  # noqa: D102
-        self._context.call_async(lambda: open_reader_group(self._options), self._on_open)
+        if not self._initialized:
+            self._context.call_async(self._create_readers, self._on_created)
 
-    def _on_open(self, _opened: object, error: BaseException | None) -> None:
-        if error is not None:
-            raise error
-        self._ready = True
+    def _create_readers(self) -> list[PravegaReaderGroupSplit]:
         (scope, stream), group = self._options.streams[0], self._options.reader_group
         assert group is not None
-        self._pending = [
-            PravegaReaderGroupSplit(scope, stream, group, i)
-            for i in range(self._context.current_parallelism())
+        client = PravegaClusterClient(self._options.connection)
+        try:
+            if not client.stream_exists(scope, stream):
+                raise ConnectorError(f"Pravega stream {scope}/{stream} does not exist")
+            start = _resolve(client, self._options.start, scope, stream)
+            end = _resolve(client, self._options.end, scope, stream) if self._options.bounded else None
+        finally:
+            client.close()
+        end_cut = None if end is None else tuple(sorted(end.items()))
+        parallelism = self._context.current_parallelism()
+        dealt: list[list[ReaderSegmentPosition]] = [[] for _ in range(parallelism)]
+        for i, (segment, offset) in enumerate(sorted(start.items())):
+            stop = OPEN_END if end is None else end.get(segment, OPEN_END)
+            if stop != OPEN_END and stop < offset:
+                raise ConnectorError(
+                    f"end_stream_cut is before start_stream_cut in segment {segment} of {scope}/{stream}: "
+                    f"{stop} < {offset}"
+                )
+            dealt[i % parallelism].append(ReaderSegmentPosition(segment, offset, stop))
+        return [
+            PravegaReaderGroupSplit(scope, stream, group, i, tuple(positions), end_cut)
+            for i, positions in enumerate(dealt)
         ]
-        LOG.info("reader group %s/%s ready for %d readers", scope, group, len(self._pending))
+
+    def _on_created(self, readers: list[PravegaReaderGroupSplit] | None, error: BaseException | None) -> None:
+        if error is not None:
+            raise error
+        assert readers is not None
+        self._initialized = True
+        self._pending.extend(readers)
+        LOG.info(
+            "reader group %s: %d readers at %s",
+            self._options.reader_group,
+            len(readers),
+            group_stream_cut(readers),
+        )
         self._assign()
 
     def _assign(self) -> None:
-        if not self._ready:
+        if not self._initialized:
             return
-        readers = set(self._context.registered_readers())
+        registered = set(self._context.registered_readers())
         for split in list(self._pending):
-            if split.reader_index in readers:
+            if split.reader_index in registered:
                 self._pending.remove(split)
-                self._assigned.add(split.reader_index)
                 self._context.assign_split(split, split.reader_index)
+        if self._options.bounded:
+            for subtask in registered:
+                self._context.signal_no_more_splits(subtask)
 
     def add_reader(self, subtask_id: int) -> None:  # noqa: D102
         self._assign()
@@ -85,14 +147,43 @@ class PravegaReaderGroupEnumerator(SplitEnumerator[PravegaReaderGroupSplit, list
         self._assign()
 
     def add_splits_back(self, splits: Sequence[PravegaReaderGroupSplit], subtask_id: int) -> None:  # noqa: D102
+        LOG.info("readers %s offline at %s", [s.reader_name for s in splits], group_stream_cut(splits))
         self._pending.extend(splits)
         self._assign()
 
-    def snapshot_state(self, checkpoint_id: int) -> list[int]:  # noqa: D102
-        return sorted(self._assigned)
+    def snapshot_state(self, checkpoint_id: int) -> PravegaReaderGroupState:  # noqa: D102
+        return PravegaReaderGroupState(self._initialized, tuple(self._pending))
 
 
-READER_GROUP_STATE_SERIALIZER: FunctionSerializer[list[int]] = FunctionSerializer(
-    1, lambda assigned: {"assigned": list(assigned)}, lambda d: [int(i) for i in d["assigned"]]
-)
-"""Version 1: ``{"assigned": [reader index, ...]}``."""
+class PravegaReaderGroupStateSerializer(VersionedSerializer[PravegaReaderGroupState]):
+    """Version 2: ``{"init": bool, "unassigned": [serialized split, ...]}``.
+
+    Version 1 (``{"assigned": [reader index, ...]}``) came from the official client's group, whose
+    positions lived in the server: it restores as a group not yet created (start again at the start cut).
+    """
+
+    _splits = PravegaReaderGroupSplitSerializer()
+
+    @property
+    def version(self) -> int:  # noqa: D102
+        return 2
+
+    def to_json(self, value: PravegaReaderGroupState) -> Json:  # noqa: D102
+        return {
+            "init": value.initialized,
+            "unassigned": [self._splits.serialize(s) for s in value.unassigned],
+        }
+
+    def from_json(self, version: int, data: Json) -> PravegaReaderGroupState:  # noqa: D102
+        match version:
+            case 1:
+                return PravegaReaderGroupState()
+            case 2:
+                unassigned = tuple(self._splits.deserialize(s) for s in data["unassigned"])
+                return PravegaReaderGroupState(bool(data["init"]), unassigned)
+            case _:
+                raise self.unsupported(version)
+
+
+READER_GROUP_STATE_SERIALIZER = PravegaReaderGroupStateSerializer()
+"""The serializer of the enumerator's checkpoint."""

@@ -1,9 +1,10 @@
 """``PravegaReaderGroupSource``: FLIP-27's Pravega mapping, one split per reader of a reader group.
 
-For the local runtime (long-lived readers, embedded use); Spark reads with segment splits because a
-reader group cannot replay a micro-batch (no checkpoints, no end cut in the Python client).
-Continuous only; one stream; starts at the head (``earliest``) or the tail (``latest``) when the
-group is created, and continues where the group stands when it exists.
+For the local runtime (long-lived readers, embedded use); Spark reads with segment splits (see
+docs/pravega.md for why Spark refuses this mode). One stream; starts at ``start_stream_cut``
+(``earliest``, ``latest`` or a stream cut); bounded with an ``end_stream_cut``. The group's
+position is the readers' positions in the checkpoint (see ``PravegaReaderGroupEnumerator``): a
+group with the same name starts again at the start cut unless restored from a checkpoint.
 """
 
 from __future__ import annotations
@@ -22,47 +23,60 @@ from connector_base import (
     VersionedSerializer,
 )
 from connectors.pravega.options import PravegaSourceOptions, ReadMode
-from connectors.pravega.positions import CutKind
 from connectors.pravega.reader_group_enumerator import (
     READER_GROUP_STATE_SERIALIZER,
     PravegaReaderGroupEnumerator,
+    PravegaReaderGroupState,
 )
-from connectors.pravega.reader_group_split import PravegaReaderGroupSplit, PravegaReaderGroupSplitSerializer
-from connectors.pravega.reader_group_split_reader import PravegaReaderGroupSplitReader
-from connectors.pravega.split_reader import SegmentChunk
+from connectors.pravega.reader_group_split import (
+    PravegaReaderGroupSplit,
+    PravegaReaderGroupSplitSerializer,
+    PravegaReaderGroupSplitState,
+)
+from connectors.pravega.reader_group_split_reader import PravegaReaderGroupSplitReader, ReaderGroupChunk
 
 __all__ = ["PravegaReaderGroupSource"]
 
 
-class _Emitter(BatchEmitter[SegmentChunk, object, PravegaReaderGroupSplit]):
+class _Emitter(BatchEmitter[ReaderGroupChunk, object, PravegaReaderGroupSplitState]):
+    """Batches go out whole; the reader's position moves past them, or on to the successors."""
+
     def emit_record(  # noqa: D102
-        self, element: SegmentChunk, output: ReaderOutput[object], split_state: PravegaReaderGroupSplit
+        self,
+        element: ReaderGroupChunk,
+        output: ReaderOutput[object],
+        split_state: PravegaReaderGroupSplitState,
     ) -> None:
-        output.collect_batch(element.batch)
+        if element.batch is not None:
+            output.collect_batch(element.batch)
+        if element.successors is None:
+            split_state.advance(element.segment_id, element.next_offset)
+        else:
+            split_state.finish(element.segment_id, element.successors)
 
     def emit_records(  # noqa: D102
         self,
-        elements: Iterable[SegmentChunk],
+        elements: Iterable[ReaderGroupChunk],
         output: ReaderOutput[object],
-        split_state: PravegaReaderGroupSplit,
+        split_state: PravegaReaderGroupSplitState,
     ) -> None:
         for element in elements:
-            output.collect_batch(element.batch)
+            self.emit_record(element, output, split_state)
 
 
 class _Reader(
     SingleThreadMultiplexSourceReaderBase[
-        SegmentChunk, object, PravegaReaderGroupSplit, PravegaReaderGroupSplit
+        ReaderGroupChunk, object, PravegaReaderGroupSplit, PravegaReaderGroupSplitState
     ]
 ):
-    def _initialized_state(self, split: PravegaReaderGroupSplit) -> PravegaReaderGroupSplit:
-        return split
+    def _initialized_state(self, split: PravegaReaderGroupSplit) -> PravegaReaderGroupSplitState:
+        return PravegaReaderGroupSplitState.from_split(split)
 
-    def _to_split_type(self, split_id: str, state: PravegaReaderGroupSplit) -> PravegaReaderGroupSplit:
-        return state
+    def _to_split_type(self, split_id: str, state: PravegaReaderGroupSplitState) -> PravegaReaderGroupSplit:
+        return state.to_split()
 
 
-class PravegaReaderGroupSource(Source[object, PravegaReaderGroupSplit, list[int]]):
+class PravegaReaderGroupSource(Source[object, PravegaReaderGroupSplit, PravegaReaderGroupState]):
     """See the module docstring. Options: ``mode=reader_group``, ``reader_group``, one ``stream``."""
 
     def __init__(self, options: PravegaSourceOptions) -> None:
@@ -72,17 +86,11 @@ class PravegaReaderGroupSource(Source[object, PravegaReaderGroupSplit, list[int]
             raise InvalidOptionError("reader_group", options.reader_group, "the reader group's name")
         if len(options.streams) != 1:
             raise InvalidOptionError("stream", ",".join("/".join(s) for s in options.streams), "one stream")
-        if options.start.kind not in (CutKind.EARLIEST, CutKind.LATEST):
-            raise InvalidOptionError("start_stream_cut", str(options.start), "earliest or latest")
-        if options.bounded:
-            raise InvalidOptionError(
-                "end_stream_cut", str(options.end), "unbounded (a reader group has no end)"
-            )
         self.options = options
 
     @property
     def boundedness(self) -> Boundedness:  # noqa: D102
-        return Boundedness.CONTINUOUS_UNBOUNDED
+        return Boundedness.BOUNDED if self.options.bounded else Boundedness.CONTINUOUS_UNBOUNDED
 
     def create_enumerator(  # noqa: D102
         self, context: SplitEnumeratorContext[PravegaReaderGroupSplit]
@@ -90,7 +98,7 @@ class PravegaReaderGroupSource(Source[object, PravegaReaderGroupSplit, list[int]
         return PravegaReaderGroupEnumerator(context, self.options)
 
     def restore_enumerator(  # noqa: D102
-        self, context: SplitEnumeratorContext[PravegaReaderGroupSplit], checkpoint: list[int]
+        self, context: SplitEnumeratorContext[PravegaReaderGroupSplit], checkpoint: PravegaReaderGroupState
     ) -> PravegaReaderGroupEnumerator:
         return PravegaReaderGroupEnumerator(context, self.options, checkpoint)
 
@@ -103,5 +111,5 @@ class PravegaReaderGroupSource(Source[object, PravegaReaderGroupSplit, list[int]
         return PravegaReaderGroupSplitSerializer()
 
     @property
-    def enumerator_checkpoint_serializer(self) -> VersionedSerializer[list[int]]:  # noqa: D102
+    def enumerator_checkpoint_serializer(self) -> VersionedSerializer[PravegaReaderGroupState]:  # noqa: D102
         return READER_GROUP_STATE_SERIALIZER

@@ -1,129 +1,141 @@
-"""``PravegaReaderGroupSplitReader``: reads as one reader of a reader group on the official client.
+"""``PravegaReaderGroupSplitReader``: readers of a reader group, reading by offsets on the project's clients.
 
-The official client's reader is asynchronous: the split reader owns an asyncio event loop on its
-fetcher thread and keeps one ``get_segment_slice_async`` call pending per reader across fetches
-(never cancelled, so no acquired slice is dropped); a fetch waits for a slice at most
-``WAIT_S``. A slice's events become one Arrow batch and the slice is released at once, so the
-reader group's position moves before the batch is emitted: after a reader failure the events of
-batches not yet emitted are not read again (see docs/pravega.md for the guarantee). The slice does
-not say which segment it came from: ``segment_id`` is -1 in this mode.
+Each reader-group split owns segments at positions (see ``PravegaReaderGroupSplit``). The segments
+are read by offset with the segment split reader (``GetStreamSegmentInfo`` and pipelined
+``ReadSegment``), so every event carries its segment and offset and a reader's position is exact.
+When a segment is sealed and read to its end, the reader asks the controller for its successors
+and takes each successor whose lowest predecessor is that segment: of the readers that own the
+predecessors, exactly one takes it, without any shared state. A successor waits for the
+predecessors the same reader owns (order per routing key); across readers a merge does not wait.
+In a bounded read a segment of the end stream cut ends at the cut's offset and has no successors,
+and a reader ends when it owns no segment.
 
-Threading: the fetcher thread (the event loop runs only inside ``fetch``); ``wake_up`` sets an event.
+The official Python client is not used: its slices do not say their segment, its group records
+positions only when a reader goes offline, and it can neither build a stream cut nor reset a
+group to one (docs/pravega.md).
+
+Threading: the fetcher thread; ``wake_up`` is passed on to the segment reader.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import threading
-from typing import Any
+from dataclasses import dataclass
 
-import numpy as np
 import pyarrow as pa
 
-from connector_base import RecordsBySplits, SplitReader, SplitsAddition, SplitsChange
-from connectors.pravega.event_decoding import const_string_array
+from connector_base import RecordsBySplits, SplitReader, SplitsAddition, SplitsChange, SplitsRemoval
+from connectors.pravega.cluster_client import PravegaClusterClient
 from connectors.pravega.options import PravegaSourceOptions
-from connectors.pravega.reader_group_enumerator import open_reader_group
-from connectors.pravega.reader_group_split import PravegaReaderGroupSplit
-from connectors.pravega.split_reader import EVENT_SCHEMA, SegmentChunk
+from connectors.pravega.reader_group_split import PravegaReaderGroupSplit, ReaderSegmentPosition
+from connectors.pravega.split import PravegaSegmentSplit
+from connectors.pravega.split_reader import PravegaSegmentSplitReader
 
-__all__ = ["PravegaReaderGroupSplitReader", "UNKNOWN_SEGMENT"]
+__all__ = ["PravegaReaderGroupSplitReader", "ReaderGroupChunk"]
 
 LOG = logging.getLogger(__name__)
 
-WAIT_S = 0.2
-UNKNOWN_SEGMENT = -1
+
+@dataclass(frozen=True, slots=True)
+class ReaderGroupChunk:
+    """Events of one segment up to ``next_offset``, or (``successors`` set) the end of the segment.
+
+    ``batch`` is ``None`` for the end of a segment; ``successors`` are the segments the reader
+    takes over from it.
+    """
+
+    segment_id: int
+    next_offset: int
+    batch: pa.RecordBatch | None = None
+    successors: tuple[ReaderSegmentPosition, ...] | None = None
 
 
-class PravegaReaderGroupSplitReader(SplitReader[SegmentChunk, PravegaReaderGroupSplit]):
+class PravegaReaderGroupSplitReader(SplitReader[ReaderGroupChunk, PravegaReaderGroupSplit]):
     """See the module docstring."""
 
     def __init__(self, options: PravegaSourceOptions) -> None:
         self._options = options
-        self._manager: Any = None
-        self._group: Any = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._readers: dict[str, tuple[PravegaReaderGroupSplit, Any]] = {}
-        self._pending: dict[str, asyncio.Task[Any]] = {}
-        self._wake = threading.Event()
+        self._segments = PravegaSegmentSplitReader(options)
+        self._client: PravegaClusterClient | None = None
+        self._readers: dict[str, PravegaReaderGroupSplit] = {}
+        self._owner: dict[str, tuple[str, PravegaSegmentSplit]] = {}  # segment split id -> (reader, split)
 
-    def _event_loop(self) -> asyncio.AbstractEventLoop:
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
-        return self._loop
+    def _cluster(self) -> PravegaClusterClient:
+        if self._client is None:
+            self._client = PravegaClusterClient(self._options.connection)
+        return self._client
+
+    def _own(self, reader: PravegaReaderGroupSplit, positions: tuple[ReaderSegmentPosition, ...]) -> None:
+        segment_splits = []
+        for p in positions:
+            split = PravegaSegmentSplit(
+                reader.scope, reader.stream, p.segment_id, p.offset, p.end_offset, p.predecessors
+            )
+            self._owner[split.split_id] = (reader.split_id, split)
+            segment_splits.append(split)
+        if segment_splits:
+            self._segments.handle_splits_changes(SplitsAddition(segment_splits))
 
     def handle_splits_changes(self, change: SplitsChange[PravegaReaderGroupSplit]) -> None:  # noqa: D102
-        for split in change.splits:
+        for reader in change.splits:
             if isinstance(change, SplitsAddition):
-                if self._group is None:
-                    self._manager, self._group = open_reader_group(self._options)
-                reader = self._group.create_reader(split.reader_name)
-                self._readers[split.split_id] = (split, reader)
+                self._readers[reader.split_id] = reader
+                self._own(reader, reader.positions)
+                LOG.info("reader %s online at %s", reader.reader_name, reader.positions)
             else:
-                self._offline(split.split_id)
+                self._offline(reader.split_id)
 
-    @staticmethod
-    async def _next_slice(reader: Any) -> Any:
-        return await reader.get_segment_slice_async()
+    def _successors(
+        self, reader: PravegaReaderGroupSplit, segment_id: int
+    ) -> tuple[ReaderSegmentPosition, ...]:
+        if reader.is_bounded and reader.end_offset(segment_id) >= 0:
+            return ()  # ended at the end stream cut
+        taken = []
+        for s in self._cluster().successors(reader.scope, reader.stream, segment_id):
+            if min(s.predecessors) == segment_id:
+                sid = s.segment.segment_id
+                taken.append(ReaderSegmentPosition(sid, 0, reader.end_offset(sid), tuple(s.predecessors)))
+        return tuple(taken)
 
-    def fetch(self) -> RecordsBySplits[SegmentChunk]:  # noqa: D102
-        out: RecordsBySplits[SegmentChunk] = RecordsBySplits()
-        if not self._readers:
-            self._wake.wait(0.05)
-            self._wake.clear()
-            return out
-        loop = self._event_loop()
-        for sid, (_split, reader) in self._readers.items():
-            if sid not in self._pending:
-                self._pending[sid] = loop.create_task(self._next_slice(reader))
-        loop.run_until_complete(
-            asyncio.wait(list(self._pending.values()), timeout=WAIT_S, return_when=asyncio.FIRST_COMPLETED)
-        )
-        for sid, task in list(self._pending.items()):
-            if not task.done():
+    def fetch(self) -> RecordsBySplits[ReaderGroupChunk]:  # noqa: D102
+        inner = self._segments.fetch()
+        out: RecordsBySplits[ReaderGroupChunk] = RecordsBySplits()
+        while (segment_sid := inner.next_split()) is not None:
+            reader_sid, split = self._owner[segment_sid]
+            for chunk in inner.records_of_current_split():
+                out.add(reader_sid, ReaderGroupChunk(split.segment_id, chunk.next_offset, chunk.batch))
+        for segment_sid in sorted(inner.finished_splits()):
+            reader_sid, split = self._owner.pop(segment_sid)
+            segment_id = split.segment_id
+            reader = self._readers.get(reader_sid)
+            if reader is None:
                 continue
-            del self._pending[sid]
-            split, reader = self._readers[sid]
-            segment_slice = task.result()
-            payloads: list[bytes] = []
-            offsets: list[int] = []
-            for event in segment_slice:
-                payloads.append(event.data())
-                offsets.append(event.offset())
-            reader.release_segment(segment_slice)
-            n = len(payloads)
-            if n:
-                batch = pa.RecordBatch.from_arrays(
-                    [
-                        pa.array(payloads, pa.binary()),
-                        const_string_array(split.scope, n),
-                        const_string_array(split.stream, n),
-                        pa.array(np.full(n, UNKNOWN_SEGMENT, dtype=np.int64)),
-                        pa.array(offsets, pa.int64()),
-                    ],
-                    schema=EVENT_SCHEMA,
-                )
-                out.add(sid, SegmentChunk(batch, UNKNOWN_SEGMENT))
+            successors = self._successors(reader, segment_id)
+            out.add(reader_sid, ReaderGroupChunk(segment_id, -1, None, successors))
+            self._own(reader, successors)
+            if successors:
+                LOG.info("reader %s took %s after segment %d", reader.reader_name, successors, segment_id)
+        for reader_sid, reader in list(self._readers.items()):
+            if reader.is_bounded and not any(owner == reader_sid for owner, _ in self._owner.values()):
+                out.add_finished_split(reader_sid)
+                del self._readers[reader_sid]
         return out
 
-    def _offline(self, sid: str) -> None:
-        entry = self._readers.pop(sid, None)
-        task = self._pending.pop(sid, None)
-        if task is not None and not task.done():
-            task.cancel()
-        if entry is not None:
-            try:
-                entry[1].reader_offline()
-            except Exception as e:  # the group reassigns its segments after a timeout anyway
-                LOG.warning("reader %s could not go offline: %s", entry[0].reader_name, e)
+    def _offline(self, reader_sid: str) -> None:
+        self._readers.pop(reader_sid, None)
+        mine = [split for owner, split in self._owner.values() if owner == reader_sid]
+        for split in mine:
+            del self._owner[split.split_id]
+        if mine:
+            self._segments.handle_splits_changes(SplitsRemoval(mine))
 
     def wake_up(self) -> None:  # noqa: D102
-        self._wake.set()
+        self._segments.wake_up()
 
     def close(self) -> None:  # noqa: D102
-        for sid in list(self._readers):
-            self._offline(sid)
-        if self._loop is not None:
-            self._loop.close()
-            self._loop = None
+        self._segments.close()
+        self._readers.clear()
+        self._owner.clear()
+        if self._client is not None:
+            self._client.close()
+            self._client = None
