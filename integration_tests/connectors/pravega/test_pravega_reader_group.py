@@ -22,7 +22,7 @@ from connector_base.runtime import LocalRuntime
 from connector_base.testing import SourceTestContext, SourceTestSuite
 from connectors.pravega.options import PravegaSourceOptions
 from connectors.pravega.reader_group_source import PravegaReaderGroupSource
-from connectors.testing.pravega_cluster import PravegaCluster, unique_name
+from connectors.testing.pravega_cluster import PravegaCluster, run_isolated, unique_name
 
 pytestmark = [pytest.mark.integration]
 
@@ -141,6 +141,51 @@ def test_failed_reader_across_a_scale(emulator_cluster: PravegaCluster) -> None:
         _wait_distinct(rt, [], len(expected), timeout=120)
         result = _exactly_once(rt.records(), expected)
     assert result == {"missing": 0, "extra": 0}, result
+
+
+def _official_group_positions(cluster: PravegaCluster, scope: str, stream: str) -> dict[str, Any]:
+    import asyncio
+
+    import pravega_client
+
+    group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
+    reader = group.create_reader("r0")
+
+    async def one_slice() -> Any:
+        return await reader.get_segment_slice_async()
+
+    segment_slice = asyncio.run(one_slice())
+    events = list(segment_slice)
+    reader.release_segment(segment_slice)
+    after_release = group.get_streamcut().get_segment_offset_map()
+    reader.reader_offline()
+    after_offline = group.get_streamcut().get_segment_offset_map()
+    try:
+        pravega_client.StreamCuts()
+        constructible = True
+    except TypeError:
+        constructible = False
+    return {
+        "event_attributes": sorted(a for a in dir(events[0]) if not a.startswith("_")),
+        "slice_attributes": sorted(a for a in dir(segment_slice) if not a.startswith("_")),
+        "released_moves_cut": any(after_release.values()),
+        "offline_moves_cut": any(after_offline.values()),
+        "stream_cut_constructible": constructible,
+    }
+
+
+def test_official_client_cannot_checkpoint_a_reader_group(pravega_cluster: PravegaCluster) -> None:
+    """Why this mode reads by offset itself (docs/pravega.md): the official client's limits, shown."""
+    scope, stream = new_stream(pravega_cluster, segments=2)
+    write_events(pravega_cluster, scope, stream, keyed_events("o", 40, keys=4))
+    found = run_isolated(_official_group_positions, pravega_cluster, scope, stream, timeout=120)
+    assert found == {
+        "event_attributes": ["data", "offset", "to_str"],  # no segment
+        "slice_attributes": [],  # a slice does not say its segment either
+        "released_moves_cut": False,  # releasing a slice does not record the position in the group
+        "offline_moves_cut": True,  # only a reader going offline does
+        "stream_cut_constructible": False,  # a stream cut cannot be built from saved offsets
+    }, found
 
 
 def test_reader_group_options_are_checked() -> None:
