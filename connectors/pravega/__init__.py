@@ -7,8 +7,8 @@ segment store over the wire protocol and decode the events into Arrow batches. S
 are read only after all their predecessors, so the order per routing key holds across scaling.
 A replayed micro-batch reads the same bytes: exactly-once with an idempotent or transactional sink.
 
-Reader-group splits (``PravegaReaderGroupSource``, the FLIP-27 mapping on the official client) run
-in the local runtime only.
+Reader-group splits (``PravegaReaderGroupSource``, the FLIP-27 mapping: a split is a reader with its
+segments' positions, the checkpoint is the group's stream cut) run in the local runtime only.
 The sink writes through the official client, optionally in one transaction per task that the
 driver commits. See docs/pravega.md.
 """
