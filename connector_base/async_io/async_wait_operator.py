@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import pyarrow as pa
 
 from connector_base.async_io.async_function import AsyncFunction
+from connector_base.async_io.deadline_watchdog import DeadlineWatchdog
 from connector_base.async_io.event_loop import worker_event_loop
 from connector_base.async_io.idempotency_key import key_of, set_current_key
 from connector_base.async_io.ordered_queue import OrderedStreamElementQueue
@@ -81,10 +82,11 @@ class AsyncWaitOperator:
             else UnorderedStreamElementQueue(self._capacity)
         )
         tasks: set[asyncio.Task[Sequence[Any]]] = set()
+        watchdog = DeadlineWatchdog(loop, self._timeout_s)
         try:
-            yield from self._drive(loop, fn, queue, tasks, iter(self._elements(batches)))
+            yield from self._drive(loop, fn, queue, tasks, watchdog, iter(self._elements(batches)))
         finally:
-            _run(loop, _cancel_all(tasks))
+            _run(loop, _shutdown(tasks, watchdog))
             _run(loop, fn.close())
 
     def _elements(self, batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[dict[str, Any], str | None]]:
@@ -99,6 +101,7 @@ class AsyncWaitOperator:
         fn: AsyncFunction[dict[str, Any], dict[str, Any]],
         queue: StreamElementQueue,
         tasks: set[asyncio.Task[Sequence[Any]]],
+        watchdog: DeadlineWatchdog,
         elements: Iterator[tuple[dict[str, Any], str | None]],
     ) -> Iterator[pa.RecordBatch]:
         out: list[Any] = []
@@ -113,7 +116,7 @@ class AsyncWaitOperator:
                     break
                 added.append(queue.add(value, key))
             if added:
-                loop.call_soon_threadsafe(self._start, loop, fn, queue, tasks, added)
+                loop.call_soon_threadsafe(self._start, loop, fn, queue, tasks, watchdog, added)
             for element in queue.pop_ready():
                 if element.error is not None:
                     raise element.error
@@ -134,25 +137,20 @@ class AsyncWaitOperator:
         fn: AsyncFunction[dict[str, Any], dict[str, Any]],
         queue: StreamElementQueue,
         tasks: set[asyncio.Task[Sequence[Any]]],
+        watchdog: DeadlineWatchdog,
         elements: list[StreamElement],
     ) -> None:
         for element in elements:
             task = loop.create_task(self._process(fn, element))
             tasks.add(task)
-            task.add_done_callback(partial(_finish, queue, element, tasks))
+            watchdog.watch(task, element)
+            task.add_done_callback(partial(_finish, fn, queue, element, tasks))
 
     async def _process(
         self, fn: AsyncFunction[dict[str, Any], dict[str, Any]], element: StreamElement
     ) -> Sequence[Any]:
         set_current_key(element.key)
-        scope = asyncio.timeout(self._timeout_s)
-        try:
-            async with scope:
-                return await self._attempts(fn, element.value)
-        except TimeoutError:
-            if not scope.expired():
-                raise
-        return list(fn.timeout(_fresh(element.value)))
+        return await self._attempts(fn, element.value)
 
     async def _attempts(self, fn: AsyncFunction[dict[str, Any], dict[str, Any]], value: Any) -> Sequence[Any]:
         attempt = 1
@@ -174,20 +172,29 @@ class AsyncWaitOperator:
 
 
 def _finish(
+    fn: AsyncFunction[dict[str, Any], dict[str, Any]],
     queue: StreamElementQueue,
     element: StreamElement,
     tasks: set[asyncio.Task[Sequence[Any]]],
     task: asyncio.Task[Sequence[Any]],
 ) -> None:
+    # the element's outcome, on the loop thread: its rows, the timeout fallback, or its error
     tasks.discard(task)
-    if task.cancelled():
+    if element.timed_out:
+        try:
+            queue.complete(element, list(fn.timeout(_fresh(element.value))), None)
+        except Exception as e:
+            queue.complete(element, (), e)
+    elif task.cancelled():
         queue.complete(element, (), asyncio.CancelledError())
-        return
-    error = task.exception()
-    queue.complete(element, () if error is not None else task.result(), error)
+    elif (error := task.exception()) is not None:
+        queue.complete(element, (), error)
+    else:
+        queue.complete(element, task.result(), None)
 
 
-async def _cancel_all(tasks: set[asyncio.Task[Sequence[Any]]]) -> None:
+async def _shutdown(tasks: set[asyncio.Task[Sequence[Any]]], watchdog: DeadlineWatchdog) -> None:
+    watchdog.close()
     pending = list(tasks)
     for task in pending:
         task.cancel()

@@ -20,7 +20,7 @@ __all__ = ["StreamElement", "StreamElementQueue"]
 class StreamElement:
     """One input element in the queue: its value, its idempotency key, then its rows or its error."""
 
-    __slots__ = ("done", "error", "key", "results", "value")
+    __slots__ = ("done", "error", "key", "results", "timed_out", "value")
 
     def __init__(self, value: Any, key: str | None) -> None:
         self.value = value
@@ -28,6 +28,7 @@ class StreamElement:
         self.results: Sequence[Any] = ()
         self.error: BaseException | None = None
         self.done = False
+        self.timed_out = False
 
 
 class StreamElementQueue(ABC):
