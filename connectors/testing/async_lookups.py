@@ -7,7 +7,11 @@ them by reference.
 from __future__ import annotations
 
 import asyncio
+import http.client
+import json
 import os
+import threading
+import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,7 +19,7 @@ from typing_extensions import override
 
 from connector_base.async_io import AsyncFunction, current_idempotency_key, worker_event_loop
 
-__all__ = ["HttpLookup", "LoopProbe", "RedisLookup"]
+__all__ = ["BlockingHttpLookup", "HttpLookup", "LoopProbe", "RedisLookup"]
 
 
 def _partition_id() -> int:
@@ -48,24 +52,27 @@ class HttpLookup(AsyncFunction[dict[str, Any], dict[str, Any]]):
         self.fallback = fallback
         self._session: Any = None
         self._group = -1
+        self._query = ""
 
     @override
     async def open(self) -> None:
         import aiohttp
 
         self._group = _partition_id()
+        extra = "".join(f"&{name}={v}" for name, v in self.params.items())
+        self._query = f"{self.url}/lookup?group={self._group}{extra}"
         self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
 
     @override
     async def async_invoke(self, value: dict[str, Any]) -> Sequence[dict[str, Any]]:
-        params = {**self.params, "id": str(value[self.id_column]), "group": str(self._group)}
+        query = f"{self._query}&id={value[self.id_column]}"
         if value.get("latency_ms") is not None:
-            params["latency_ms"] = str(value["latency_ms"])
+            query += f"&latency_ms={value['latency_ms']}"
         key = current_idempotency_key()
-        headers = {"Idempotency-Key": key} if key else {}
-        async with self._session.get(f"{self.url}/lookup", params=params, headers=headers) as response:
+        headers = {"Idempotency-Key": key} if key else None
+        async with self._session.get(query, headers=headers) as response:
             response.raise_for_status()
-            body = await response.json()
+            body = json.loads(await response.read())
         return [{"id": value[self.id_column], "value": body["value"], "attempt": body["attempt"]}]
 
     @override
@@ -124,3 +131,29 @@ class LoopProbe(AsyncFunction[dict[str, Any], dict[str, Any]]):
         loop = asyncio.get_running_loop()
         assert loop is worker_event_loop()
         return [{"id": value["id"], "pid": os.getpid(), "loop": id(loop)}]
+
+
+_connections = threading.local()
+
+
+class BlockingHttpLookup:
+    """The same lookup, blocking (one keep-alive ``http.client`` connection per thread): UDF baselines."""
+
+    def __init__(self, url: str) -> None:
+        parsed = urllib.parse.urlsplit(url)
+        self.host = parsed.hostname or "127.0.0.1"
+        self.port = parsed.port or 80
+
+    def __call__(self, ident: int) -> str:
+        """The ``value`` the service answers for ``ident``."""
+        connection = getattr(_connections, "connection", None)
+        if connection is None:
+            connection = _connections.connection = http.client.HTTPConnection(
+                self.host, self.port, timeout=30
+            )
+        connection.request("GET", f"/lookup?id={ident}")
+        response = connection.getresponse()
+        body = response.read()
+        if response.status != 200:
+            raise RuntimeError(f"lookup of {ident}: HTTP {response.status}")
+        return str(json.loads(body)["value"])
