@@ -12,6 +12,7 @@ BENCHMARKS = [
     "benchmarks.kafka_read",
     "benchmarks.kinesis_read",
     "benchmarks.pravega_read",
+    "benchmarks.async_io",
 ]
 
 
