@@ -28,12 +28,15 @@ pytestmark = [pytest.mark.integration]
 
 
 def _scale(cluster: PravegaCluster, scope: str, stream: str) -> None:
-    """Merge the two lowest key ranges (owned by different readers) and split the highest one."""
+    """Split the highest key range, then merge the two lowest (owned by different readers).
+
+    Split first: Pravega refuses a scale that leaves fewer segments than the stream was created with.
+    """
     control = cluster.control
     active = sorted(control.active_segments(scope, stream), key=lambda s: s["min_key"])
     low, second, high = active[0], active[1], active[-1]
-    control.scale(scope, stream, [low["id"], second["id"]], [(low["min_key"], second["max_key"])])
     control.split(scope, stream, high["id"])
+    control.scale(scope, stream, [low["id"], second["id"]], [(low["min_key"], second["max_key"])])
 
 
 class PravegaReaderGroupTestContext(SourceTestContext):
