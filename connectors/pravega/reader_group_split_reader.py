@@ -31,9 +31,12 @@ from connectors.pravega.reader_group_split import PravegaReaderGroupSplit, Reade
 from connectors.pravega.split import PravegaSegmentSplit
 from connectors.pravega.split_reader import PravegaSegmentSplitReader
 
-__all__ = ["PravegaReaderGroupSplitReader", "ReaderGroupChunk"]
+__all__ = ["END_OF_SEGMENT", "PravegaReaderGroupSplitReader", "ReaderGroupChunk"]
 
 LOG = logging.getLogger(__name__)
+
+END_OF_SEGMENT = -1
+"""``next_offset`` of the chunk that ends a segment (the position is dropped, successors follow)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,11 +91,12 @@ class PravegaReaderGroupSplitReader(SplitReader[ReaderGroupChunk, PravegaReaderG
     def _successors(
         self, reader: PravegaReaderGroupSplit, segment_id: int
     ) -> tuple[ReaderSegmentPosition, ...]:
-        if reader.is_bounded and reader.end_offset(segment_id) >= 0:
+        ends = dict(reader.end_cut or ())
+        if segment_id in ends:
             return ()  # ended at the end stream cut
         taken = []
         for s in self._cluster().successors(reader.scope, reader.stream, segment_id):
-            if min(s.predecessors) == segment_id:
+            if min(s.predecessors) == segment_id and not any(p in ends for p in s.predecessors):
                 sid = s.segment.segment_id
                 taken.append(ReaderSegmentPosition(sid, 0, reader.end_offset(sid), tuple(s.predecessors)))
         return tuple(taken)
@@ -111,7 +115,7 @@ class PravegaReaderGroupSplitReader(SplitReader[ReaderGroupChunk, PravegaReaderG
             if reader is None:
                 continue
             successors = self._successors(reader, segment_id)
-            out.add(reader_sid, ReaderGroupChunk(segment_id, -1, None, successors))
+            out.add(reader_sid, ReaderGroupChunk(segment_id, END_OF_SEGMENT, None, successors))
             self._own(reader, successors)
             if successors:
                 LOG.info("reader %s took %s after segment %d", reader.reader_name, successors, segment_id)
