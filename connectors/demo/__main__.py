@@ -8,6 +8,7 @@ import logging
 import sys
 
 SYSTEMS = {
+    "async-io": "connectors.demo.async_io_demo",
     "files": "connectors.demo.files_demo",
     "kafka": "connectors.demo.kafka_demo",
     "kinesis": "connectors.demo.kinesis_demo",
