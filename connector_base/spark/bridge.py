@@ -321,7 +321,7 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._latest_report: dict[str, Any] | None = None
         self._available_now = False
         self._target: dict[str, Position] | None = None
-        self._last_progress = time.monotonic()
+        self._last_progress: float | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"_ds": self._ds, "_schema": self._schema}
@@ -414,6 +414,11 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         total = sum((planner.backlog(s, a, b).records or 0) for s, a, b in ranges.values())
         assert limits.min_records is not None
         if total >= limits.min_records:
+            return True
+        if self._last_progress is None:
+            # the first trigger is not delayed; the delay counts from it (as Spark's Kafka source,
+            # whose last trigger time starts at 0)
+            self._last_progress = time.monotonic()
             return True
         delay = limits.max_trigger_delay_ms
         waited_ms = (time.monotonic() - self._last_progress) * 1000

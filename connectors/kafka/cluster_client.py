@@ -15,7 +15,6 @@ __all__ = ["KafkaClusterClient"]
 
 LOG = logging.getLogger(__name__)
 
-REQUEST_TIMEOUT_S = 30.0
 R = TypeVar("R")
 """A lookup's result type."""
 
@@ -23,19 +22,25 @@ R = TypeVar("R")
 class KafkaClusterClient:
     """Lists partitions, looks up offsets (one request per kind), commits group offsets.
 
-    Retries each lookup ``fetchOffset.numRetries`` times (Spark's option; default 3).
+    Retries each lookup ``fetchOffset.numRetries`` times, ``fetchOffset.retryIntervalMs`` apart (Spark's
+    options; 3 and 1000 ms); each request waits at most ``kafka.default.api.timeout.ms``.
 
     Threading: the driver's stream-reader thread only.
     """
 
-    def __init__(self, options: KafkaSourceOptions, retries: int = 3, retry_interval_s: float = 0.01) -> None:
+    def __init__(
+        self, options: KafkaSourceOptions, retries: int | None = None, retry_interval_s: float | None = None
+    ) -> None:
         from confluent_kafka.admin import AdminClient
 
         self._options = options
         self._admin = AdminClient(options.base_client_config())
         self._group_consumer: Any = None
-        self._retries = retries
-        self._retry_interval_s = retry_interval_s
+        self._retries = options.fetch_offset_retries if retries is None else retries
+        self._retry_interval_s = (
+            options.fetch_offset_retry_interval_ms / 1000.0 if retry_interval_s is None else retry_interval_s
+        )
+        self._timeout_s = options.api_timeout_ms / 1000.0
 
     def _retry(self, what: str, call: Callable[[], R]) -> R:
         last: Exception | None = None
@@ -47,7 +52,7 @@ class KafkaClusterClient:
             except Exception as e:  # client errors are retried, then reported
                 last = e
                 LOG.debug("%s failed (attempt %d): %s", what, attempt + 1, e)
-                time.sleep(self._retry_interval_s * (attempt + 1))
+                time.sleep(self._retry_interval_s)
         raise ConnectorError(f"{what} failed after {self._retries + 1} attempts: {last}") from last
 
     # --- metadata -------------------------------------------------------------------------------
@@ -55,7 +60,7 @@ class KafkaClusterClient:
         """Every topic (not internal) and its partitions; ``None`` if the cluster does not answer."""
 
         def _list() -> dict[str, list[int]]:
-            md = self._admin.list_topics(timeout=REQUEST_TIMEOUT_S)
+            md = self._admin.list_topics(timeout=self._timeout_s)
             return {
                 name: sorted(t.partitions)
                 for name, t in md.topics.items()
@@ -79,7 +84,7 @@ class KafkaClusterClient:
             futures = self._admin.list_offsets(
                 {TP(t, p): spec for (t, p), spec in specs.items()},
                 isolation_level=isolation,
-                request_timeout=REQUEST_TIMEOUT_S,
+                request_timeout=self._timeout_s,
             )
             return {(tp.topic, tp.partition): int(f.result().offset) for tp, f in futures.items()}
 
@@ -116,7 +121,7 @@ class KafkaClusterClient:
         from confluent_kafka import TopicPartition as TP
 
         def _call() -> dict[TopicPartition, int | None]:
-            got = self._group().committed([TP(t, p) for t, p in partitions], timeout=REQUEST_TIMEOUT_S)
+            got = self._group().committed([TP(t, p) for t, p in partitions], timeout=self._timeout_s)
             return {(tp.topic, tp.partition): (tp.offset if tp.offset >= 0 else None) for tp in got}
 
         return self._retry("looking up committed offsets", _call)

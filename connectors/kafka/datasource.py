@@ -14,6 +14,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from connector_base import ConnectorError
 from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner
 from connectors.kafka.options import KafkaSourceOptions
 from connectors.kafka.planner import KafkaSplitPlanner
@@ -76,7 +77,12 @@ class KafkaDataSource(SourceDataSource):
         return opts
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
-        """A batch writer (``df.write``)."""
+        """A batch writer (``df.write``); ``mode("overwrite")`` is refused, as by Spark's Kafka sink."""
+        if overwrite:
+            raise ConnectorError(
+                "save mode Overwrite is not allowed for Kafka (a topic cannot be truncated); use "
+                'mode("append"), as with Spark\'s kafka format'
+            )
         return KafkaBatchWriter(self._sink_options(schema))
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802

@@ -112,6 +112,10 @@ def _int(opts: Mapping[str, str], key: str, name: str, minimum: int) -> int | No
     return value
 
 
+def _default(value: int | None, default: int) -> int:
+    return default if value is None else value
+
+
 def _json(raw: str, name: str, expected: str) -> Any:
     try:
         return json.loads(raw)
@@ -286,6 +290,8 @@ class KafkaSourceOptions:
     poll_timeout_ms: int = DEFAULT_POLL_TIMEOUT_MS
     read_committed: bool = False
     api_timeout_ms: int = DEFAULT_API_TIMEOUT_MS
+    fetch_offset_retries: int = 3
+    fetch_offset_retry_interval_ms: int = 1000
     max_records_per_partition: int | None = None
 
     def __repr__(self) -> str:
@@ -369,6 +375,12 @@ class KafkaSourceOptions:
             or DEFAULT_POLL_TIMEOUT_MS,
             read_committed=isolation == "read_committed",
             api_timeout_ms=api_timeout or DEFAULT_API_TIMEOUT_MS,
+            fetch_offset_retries=_default(
+                _int(opts, "fetchoffset.numretries", "fetchOffset.numRetries", 0), 3
+            ),
+            fetch_offset_retry_interval_ms=_default(
+                _int(opts, "fetchoffset.retryintervalms", "fetchOffset.retryIntervalMs", 0), 1000
+            ),
             max_records_per_partition=_int(opts, "maxrecordsperpartition", "maxRecordsPerPartition", 1),
         )
         check_librdkafka(parsed.consumer_config(), producer=False)

@@ -13,6 +13,7 @@ from connector_base.spark import Backlog, Position, SplitPlanner
 from connectors.kafka.cluster_client import KafkaClusterClient
 from connectors.kafka.options import KafkaSourceOptions
 from connectors.kafka.positions import TopicPartition
+from connectors.kafka.reachability import OutageClock, first_contact
 from connectors.kafka.split import KafkaPartitionSplit
 
 __all__ = ["KafkaSplitPlanner"]
@@ -43,8 +44,10 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
         self._avg_bytes: dict[TopicPartition, tuple[float, float]] = {}
         self._plan_sizes: list[int] = []
         self._group_committed: dict[TopicPartition, int] = {}
+        self._outage = OutageClock(options)
 
     def open(self) -> None:  # noqa: D102
+        first_contact(self.options)
         self._client = KafkaClusterClient(self.options)
 
     def close(self) -> None:  # noqa: D102
@@ -75,10 +78,13 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
                 ends[sid] = s.stopping_offset
         if unbounded:
             cluster = self._cluster()
+            started = time.monotonic()
             try:
                 existing = cluster.partitions() or {}
             except ConnectorError as e:
-                # the cluster does not answer (a broker restart): plan nothing new this trigger
+                # the cluster does not answer (a broker restart): plan nothing new this trigger,
+                # unless the outage has outlasted its bound
+                self._outage.failed(e, started)
                 LOG.warning("cannot reach the cluster, no new data planned this trigger: %s", e)
                 return {sid: pos for sid, (_s, pos) in splits.items()}
             live = {}
@@ -92,8 +98,10 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
             try:
                 latest = cluster.latest([tp for tp, _ in live.values()]) if live else {}
             except ConnectorError as e:
+                self._outage.failed(e, started)
                 LOG.warning("cannot look up the latest offsets, no new data planned this trigger: %s", e)
                 return {sid: pos for sid, (_s, pos) in splits.items()}
+            self._outage.answered()
             for sid, (tp, pos) in live.items():
                 end = latest[tp]
                 if end < pos:

@@ -1,0 +1,103 @@
+"""Whether the bootstrap servers answer: the driver's first contact, failing in seconds, not minutes.
+
+librdkafka retries an unresolvable host or a refused connection for ever, logging each attempt
+(about 20 lines a second per client for a bad host name), and its metadata calls simply time out.
+Before a query plans anything, :func:`first_contact` asks for metadata in short slices with a silent
+client and watches librdkafka's error reports: when every bootstrap server is unresolvable or
+refuses connections for ``FIRST_CONTACT_GRACE_S`` (a broker still starting gets that long), or
+nothing answers within ``kafka.default.api.timeout.ms``, it raises ``ClusterUnreachableError``
+naming the servers and the reason. :class:`OutageClock` bounds a later outage the same way.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from connector_base import ConnectorError
+from connectors.kafka.options import KafkaSourceOptions
+
+__all__ = ["ClusterUnreachableError", "OutageClock", "first_contact"]
+
+FIRST_CONTACT_GRACE_S = 2.0
+CONTACT_SLICE_S = 0.25
+_UNREACHABLE = frozenset({"_RESOLVE", "_TRANSPORT"})  # per server; "all brokers down" can come early
+
+
+class ClusterUnreachableError(ConnectorError):
+    """The bootstrap servers did not answer within the bound; the query fails instead of waiting."""
+
+
+def _message(options: KafkaSourceOptions, why: str) -> str:
+    return (
+        f"cannot reach the Kafka cluster at kafka.bootstrap.servers={options.bootstrap_servers!r}: {why}. "
+        f"Check the host names and ports (the wait is bounded by kafka.default.api.timeout.ms, "
+        f"now {options.api_timeout_ms} ms)"
+    )
+
+
+class _Reports:
+    """An ``error_cb`` keeping librdkafka's last "cannot reach a broker" report.
+
+    Threading: called from the thread that polls the client; it only stores a string.
+    """
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+
+    def __call__(self, error: Any) -> None:
+        if error.name() in _UNREACHABLE:
+            self.reason = error.str()
+
+
+def first_contact(options: KafkaSourceOptions) -> None:
+    """Return once the cluster answers a metadata request; raise ``ClusterUnreachableError`` if not."""
+    from confluent_kafka.admin import AdminClient
+
+    reports = _Reports()
+    conf = {**options.base_client_config(), "error_cb": reports, "log_level": 0}
+    admin = AdminClient(conf)
+    began = time.monotonic()
+    deadline = began + options.api_timeout_ms / 1000.0
+    last = ""
+    while True:
+        try:
+            admin.list_topics(timeout=max(0.05, min(CONTACT_SLICE_S, deadline - time.monotonic())))
+            return
+        except Exception as e:  # this slice timed out: look at what librdkafka reported
+            last = str(e)
+        admin.poll(0)
+        now = time.monotonic()
+        if reports.reason is not None and now - began >= FIRST_CONTACT_GRACE_S:
+            raise ClusterUnreachableError(_message(options, reports.reason))
+        if now >= deadline:
+            raise ClusterUnreachableError(
+                _message(options, f"no answer within {options.api_timeout_ms} ms ({reports.reason or last})")
+            )
+
+
+class OutageClock:
+    """How long the cluster has not answered a running query; past the bound the query fails.
+
+    The bound is (``fetchOffset.numRetries`` + 1) × ``kafka.default.api.timeout.ms``, the time
+    Spark's driver would spend on one lookup's retries. Threading: the driver's stream-reader thread.
+    """
+
+    def __init__(self, options: KafkaSourceOptions) -> None:
+        self._options = options
+        self._bound_s = (options.fetch_offset_retries + 1) * options.api_timeout_ms / 1000.0
+        self._down_since: float | None = None
+
+    def answered(self) -> None:
+        """The cluster answered: the outage, if any, is over."""
+        self._down_since = None
+
+    def failed(self, error: Exception, started: float) -> None:
+        """A lookup begun at ``started`` (monotonic) failed; raise once the outage outlasts the bound."""
+        now = time.monotonic()
+        if self._down_since is None:
+            self._down_since = started
+        if now - self._down_since >= self._bound_s:
+            raise ClusterUnreachableError(
+                _message(options=self._options, why=f"no answer for {now - self._down_since:.0f} s ({error})")
+            ) from error
