@@ -146,6 +146,19 @@ def test_failed_reader_across_a_scale(emulator_cluster: PravegaCluster) -> None:
     assert result == {"missing": 0, "extra": 0}, result
 
 
+@pytest.mark.timeout(180)
+def test_bounded_read_follows_successors_to_the_end_cut(emulator_cluster: PravegaCluster) -> None:
+    ctx = PravegaReaderGroupTestContext(emulator_cluster)
+    expected = [r[0] for r in ctx.write_records(200)]
+    expected += [r[0] for r in ctx.add_split(200)]
+    with LocalRuntime(ctx.create_source(continuous=False), 2) as rt:
+        rt.start()
+        rt.wait_for_records(1, timeout=120)  # the readers have their splits: the end cut is resolved
+        ctx.write_records(100)  # after the end cut: not read
+        result = _exactly_once(rt.wait_finished(timeout=120), expected)
+    assert result == {"missing": 0, "extra": 0}, result
+
+
 def _official_group_positions(cluster: PravegaCluster, scope: str, stream: str) -> dict[str, Any]:
     import asyncio
 
