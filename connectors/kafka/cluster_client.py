@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from connector_base import ConnectorError
+from connectors.kafka.client_errors import ConnectErrorWatch
 from connectors.kafka.options import KafkaSourceOptions
 from connectors.kafka.positions import TopicPartition
 
@@ -15,6 +16,8 @@ __all__ = ["KafkaClusterClient"]
 
 LOG = logging.getLogger(__name__)
 
+METADATA_SLICE_S = 1.0
+"""How often a metadata wait checks for an authentication or TLS failure."""
 R = TypeVar("R")
 """A lookup's result type."""
 
@@ -34,7 +37,8 @@ class KafkaClusterClient:
         from confluent_kafka.admin import AdminClient
 
         self._options = options
-        self._admin = AdminClient(options.base_client_config())
+        self._connect_errors = ConnectErrorWatch("connecting to Kafka")
+        self._admin = AdminClient({**options.base_client_config(), "error_cb": self._connect_errors})
         self._group_consumer: Any = None
         self._retries = options.fetch_offset_retries if retries is None else retries
         self._retry_interval_s = (
@@ -60,7 +64,7 @@ class KafkaClusterClient:
         """Every topic (not internal) and its partitions; ``None`` if the cluster does not answer."""
 
         def _list() -> dict[str, list[int]]:
-            md = self._admin.list_topics(timeout=self._timeout_s)
+            md = self._metadata()
             return {
                 name: sorted(t.partitions)
                 for name, t in md.topics.items()
@@ -68,6 +72,21 @@ class KafkaClusterClient:
             }
 
         return self._retry("listing topics", _list)
+
+    def _metadata(self) -> Any:
+        """Cluster metadata, asked in short slices so that an authentication or TLS failure (reported
+        through ``error_cb``, served by ``poll``) ends the wait at once instead of after the timeout."""
+        from confluent_kafka import KafkaException
+
+        deadline = time.monotonic() + self._timeout_s
+        while True:
+            try:
+                return self._admin.list_topics(timeout=METADATA_SLICE_S)
+            except KafkaException:
+                self._admin.poll(0)
+                self._connect_errors.raise_if_failed()
+                if time.monotonic() >= deadline:
+                    raise
 
     # --- OffsetLookup ---------------------------------------------------------------------------
     def _list_offsets(self, specs: Mapping[TopicPartition, Any], what: str) -> dict[TopicPartition, int]:

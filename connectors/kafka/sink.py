@@ -9,6 +9,7 @@ failed delivery fails the task with the broker's reason, so Spark retries it (at
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ from pyspark.sql.types import BinaryType, IntegerType, StringType, StructType
 
 from connector_base import ConnectorError, InvalidOptionError
 from connectors.kafka.client_config import redact, translate_client_options
+from connectors.kafka.client_errors import ConnectErrorWatch
 from connectors.kafka.java_settings import check_librdkafka, translate_java_settings
 
 __all__ = ["KafkaBatchWriter", "KafkaSinkOptions", "KafkaStreamWriter", "validate_sink_schema"]
@@ -26,6 +28,7 @@ __all__ = ["KafkaBatchWriter", "KafkaSinkOptions", "KafkaStreamWriter", "validat
 LOG = logging.getLogger(__name__)
 
 FLUSH_TIMEOUT_S = 120.0
+FLUSH_SLICE_S = 1.0
 _SINK_OPTIONS = {"topic", "path", "includeheaders", "checkpointlocation"}
 
 
@@ -147,7 +150,8 @@ def produce_batches(options: KafkaSinkOptions, batches: Iterator[pa.RecordBatch]
     """Produce every row, wait for all delivery reports; raise with the broker's reason on failure."""
     from confluent_kafka import KafkaException, Producer
 
-    producer = Producer(options.producer_config())
+    connect_errors = ConnectErrorWatch("producing to Kafka")
+    producer = Producer({**options.producer_config(), "error_cb": connect_errors})
     report = _Delivery()
     sent = 0
     produce = producer.produce
@@ -175,6 +179,7 @@ def produce_batches(options: KafkaSinkOptions, batches: Iterator[pa.RecordBatch]
                     break
                 except BufferError:
                     producer.poll(0.1)
+                    connect_errors.raise_if_failed()
                 except KafkaException as e:
                     raise ConnectorError(f"producing to topic {topic} failed: {e}") from e
             if report.error is not None:
@@ -184,7 +189,12 @@ def produce_batches(options: KafkaSinkOptions, batches: Iterator[pa.RecordBatch]
                 producer.poll(0)
         if report.error is not None:
             break
-    remaining = producer.flush(FLUSH_TIMEOUT_S)
+    # flush in slices: a wrong password or an untrusted certificate ends the wait at once
+    deadline = time.monotonic() + FLUSH_TIMEOUT_S
+    remaining = producer.flush(FLUSH_SLICE_S)
+    while remaining and report.error is None and time.monotonic() < deadline:
+        connect_errors.raise_if_failed()
+        remaining = producer.flush(FLUSH_SLICE_S)
     if report.error is not None:
         raise ConnectorError(f"Kafka delivery failed: {report.error}")
     if remaining:

@@ -25,6 +25,7 @@ from connector_base import (
     SplitsChange,
 )
 from connectors.kafka import consumer_pool
+from connectors.kafka.client_errors import unrecoverable_cause
 from connectors.kafka.options import KafkaSourceOptions
 from connectors.kafka.split import NO_STOPPING_OFFSET, KafkaPartitionSplit
 
@@ -304,9 +305,10 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
                 self._consumer.incremental_unassign([tp_cls(a.tp[0], a.tp[1])])
                 self._consumer.incremental_assign([tp_cls(a.tp[0], a.tp[1], a.next_offset)])
             return
-        if err.fatal():
+        cause = unrecoverable_cause(err)  # fatal, or authentication / TLS that retries cannot fix
+        if cause is not None:
             self._healthy = False
-            raise ConnectorError(f"Kafka consumer failed: {err.str()}")
+            raise ConnectorError(f"Kafka consumer failed: {cause}")
         LOG.debug("consumer reported (retried by the client): %s", err.str())
 
     def wake_up(self) -> None:  # noqa: D102
