@@ -8,7 +8,8 @@ directory survives ``kill()``/``restart()`` (same ports, same data); ``stop()`` 
 
 ``start_apache_kafka(security=KafkaSecurity.generate(workdir))`` adds a SASL_PLAINTEXT listener
 (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; the SCRAM users are written at format time) and an SSL
-listener whose certificate is signed by a CA the fixture makes with the JDK's ``keytool``;
+listener whose certificate is signed by a CA the fixture makes (``cryptography``; the JDK's
+``keytool`` writes the JKS and PKCS12 trust stores);
 :class:`KafkaSecurity` holds the users, passwords and the client-side trust stores (PEM, JKS, PKCS12).
 """
 
@@ -20,6 +21,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from connectors.testing.kafka_cluster import KafkaBroker
 from connectors.testing.maven import java_command, resolve_classpath
@@ -43,6 +45,7 @@ JVM_FLAGS = (
 )
 
 KEYTOOL_TIMEOUT_S = 60.0
+CERT_VALID_DAYS = 3
 
 
 @dataclass(frozen=True)
@@ -71,26 +74,17 @@ class KafkaSecurity:
         """Random passwords, a CA, a broker certificate for ``localhost``/``127.0.0.1`` and trust stores."""
         workdir.mkdir(parents=True, exist_ok=True)
         store_pw = f"store-{uuid.uuid4().hex}"
-        ca_store, broker_store = workdir / "ca.p12", workdir / "broker.p12"
-        ca_pem, broker_pem = workdir / "ca.pem", workdir / "broker.pem"
-        _keypair(ca_store, "ca", "CN=sparkflow-test-ca", store_pw, "bc:c")
-        _export(ca_store, "ca", ca_pem, store_pw)
-        _keypair(broker_store, "broker", "CN=localhost", store_pw)
-        request = _keytool("-certreq", "-alias", "broker", *_store(broker_store, store_pw))
-        broker_pem.write_text(
-            _keytool(
-                "-gencert", "-rfc", "-alias", "ca", *_store(ca_store, store_pw),
-                "-ext", "SAN=dns:localhost,ip:127.0.0.1", "-validity", "3", stdin=request,
-            )
-        )  # fmt: skip
-        _import(broker_store, "ca", ca_pem, store_pw)
-        _import(broker_store, "broker", broker_pem, store_pw)
+        ca_pem, broker_store = workdir / "ca.pem", workdir / "broker.p12"
+        ca_key, ca_cert = _certificate("sparkflow-test-ca")
+        ca_pem.write_bytes(ca_cert.public_bytes(_pem()))
+        key, cert = _certificate("localhost", issuer=(ca_key, ca_cert))
+        broker_store.write_bytes(_pkcs12(key, cert, ca_cert, store_pw))
+        # Java marks trusted certificates in its own way: keytool writes the trust stores
         trust_jks, trust_p12 = workdir / "truststore.jks", workdir / "truststore.p12"
-        _import(trust_jks, "ca", ca_pem, store_pw, "JKS")
-        _import(trust_p12, "ca", ca_pem, store_pw)
-        other_store, other_pem = workdir / "other-ca.p12", workdir / "other-ca.pem"
-        _keypair(other_store, "ca", "CN=not-the-broker-ca", store_pw, "bc:c")
-        _export(other_store, "ca", other_pem, store_pw)
+        _import(trust_jks, ca_pem, store_pw, "JKS")
+        _import(trust_p12, ca_pem, store_pw, "PKCS12")
+        other_pem = workdir / "other-ca.pem"
+        other_pem.write_bytes(_certificate("not-the-broker-ca")[1].public_bytes(_pem()))
         return cls(
             workdir=workdir,
             plain_user="alice",
@@ -106,24 +100,53 @@ class KafkaSecurity:
         )
 
 
-def _store(path: Path, password: str, kind: str = "PKCS12") -> list[str]:
-    return ["-keystore", str(path), "-storetype", kind, "-storepass", password, "-keypass", password]
+def _pem() -> Any:
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    return Encoding.PEM
 
 
-def _keypair(path: Path, alias: str, dname: str, password: str, *ext: str) -> None:
-    extensions = [arg for e in ext for arg in ("-ext", e)]
+def _certificate(name: str, issuer: tuple[Any, Any] | None = None) -> tuple[Any, Any]:
+    """A key and a certificate for ``name``: a CA if no ``issuer``, else a server certificate it signs."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.UTC)
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(issuer[1].subject if issuer else subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=CERT_VALID_DAYS))
+        .add_extension(x509.BasicConstraints(ca=issuer is None, path_length=None), critical=True)
+    )
+    if issuer is not None:
+        names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+        builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
+    return key, builder.sign(issuer[0] if issuer else key, hashes.SHA256())
+
+
+def _pkcs12(key: Any, cert: Any, ca: Any, password: str) -> bytes:
+    from cryptography.hazmat.primitives.serialization import BestAvailableEncryption, pkcs12
+
+    encryption = BestAvailableEncryption(password.encode())
+    return pkcs12.serialize_key_and_certificates(b"broker", key, cert, [ca], encryption)
+
+
+def _import(path: Path, pem: Path, password: str, kind: str) -> None:
     _keytool(
-        "-genkeypair", "-keyalg", "RSA", "-keysize", "2048", "-validity", "3",
-        "-alias", alias, "-dname", dname, *extensions, *_store(path, password),
+        "-importcert", "-noprompt", "-alias", "ca", "-file", str(pem),
+        "-keystore", str(path), "-storetype", kind, "-storepass", password,
     )  # fmt: skip
-
-
-def _export(path: Path, alias: str, pem: Path, password: str) -> None:
-    _keytool("-exportcert", "-rfc", "-alias", alias, "-file", str(pem), *_store(path, password))
-
-
-def _import(path: Path, alias: str, pem: Path, password: str, kind: str = "PKCS12") -> None:
-    _keytool("-importcert", "-noprompt", "-alias", alias, "-file", str(pem), *_store(path, password, kind))
 
 
 def _keytool(*args: str, stdin: str | None = None) -> str:
@@ -164,6 +187,7 @@ def _properties(workdir: Path, ports: dict[str, int], security: KafkaSecurity | 
         # retention and delete_records tests: let the cleaner run early and often
         "log.initial.task.delay.ms": "500",
         "log.retention.check.interval.ms": "1000",
+        "log.retention.ms": "-1",  # old test timestamps must not expire; retention tests set it per topic
         "log.segment.delete.delay.ms": "0",
         "num.io.threads": "2",
         "num.network.threads": "2",
