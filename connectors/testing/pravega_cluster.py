@@ -1,10 +1,13 @@
-"""A Pravega cluster for tests and demos: a real standalone Pravega in Docker, or the emulator.
+"""A Pravega cluster for tests and demos: a real standalone Pravega, or the project's emulator.
 
-:func:`pravega_cluster` picks the backend: when a Docker engine answers a ping, a
-``pravega/pravega`` standalone container is started through Testcontainers; otherwise the
-project's emulator (:mod:`connectors.testing.pravega_emulator`) runs as a child process on free
-loopback ports. Either way the caller gets a :class:`PravegaCluster` with the controller URI and
-small helpers built on the official ``pravega_client``.
+:func:`pravega_cluster` picks the backend: ``"standalone"`` runs the real Pravega 0.13.0 from its
+Maven artifacts as a child JVM (:mod:`connectors.testing.pravega_standalone`), ``"emulator"`` the
+project's emulator (:mod:`connectors.testing.pravega_emulator`) as a child process, ``"docker"`` a
+``pravega/pravega`` container through Testcontainers. Without an explicit choice the environment
+variable ``PRAVEGA_BACKEND`` decides, else the standalone where ``java`` and ``mvn`` exist, else the
+emulator. Either way the caller gets a :class:`PravegaCluster` with the controller URI, small
+helpers built on the official ``pravega_client`` and :attr:`PravegaCluster.admin` (scale, truncate,
+inspect through the controller's own API, on every backend).
 
 The emulator must run in its own process: the official client holds the GIL during blocking
 calls, so a server thread in the client's process would deadlock. :class:`EmulatorProcess` starts
@@ -29,13 +32,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from connectors.testing.maven import java_and_maven_available
 from connectors.testing.processes import stop_group
 
+from .pravega_admin import PravegaAdmin, admin_for
 from .pravega_emulator.control import EmulatorControl
 
 __all__ = [
     "Backend",
     "PravegaCluster",
+    "default_backend",
     "EmulatorProcess",
     "docker_available",
     "pravega_cluster",
@@ -55,7 +61,22 @@ class Backend:
     """Names of the backends a :class:`PravegaCluster` can run on."""
 
     EMULATOR = "emulator"
+    STANDALONE = "standalone"
     DOCKER = "docker"
+    ALL = (EMULATOR, STANDALONE, DOCKER)
+
+
+BACKEND_ENV = "PRAVEGA_BACKEND"
+
+
+def default_backend() -> str:
+    """``$PRAVEGA_BACKEND`` if set, else ``standalone`` where java and mvn exist, else ``emulator``."""
+    chosen = os.environ.get(BACKEND_ENV, "").strip().lower()
+    if chosen:
+        if chosen not in Backend.ALL:
+            raise ValueError(f"{BACKEND_ENV}={chosen!r}: expected one of {', '.join(Backend.ALL)}")
+        return chosen
+    return Backend.STANDALONE if java_and_maven_available() else Backend.EMULATOR
 
 
 def unique_name(prefix: str) -> str:
@@ -74,13 +95,20 @@ class PravegaCluster:
     controller_uri: str
     backend: str
     control_url: str | None = None
+    trust_store: str | None = None
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
     _manager: Any = field(default=None, repr=False, compare=False)
+    _admin: PravegaAdmin | None = field(default=None, repr=False, compare=False)
 
     def __getstate__(self) -> dict[str, Any]:
         return {
             "controller_uri": self.controller_uri,
             "backend": self.backend,
             "control_url": self.control_url,
+            "trust_store": self.trust_store,
+            "username": self.username,
+            "password": self.password,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -97,6 +125,18 @@ class PravegaCluster:
         if self.control_url is None:
             raise RuntimeError(f"the {self.backend} backend has no emulator control interface")
         return EmulatorControl(self.control_url)
+
+    @property
+    def admin(self) -> PravegaAdmin:
+        """Scale, truncate, inspect through the controller's gRPC API (every backend); made on first use."""
+        if self._admin is None:
+            self._admin = admin_for(
+                self.controller_uri,
+                trust_store=self.trust_store,
+                username=self.username,
+                password=self.password,
+            )
+        return self._admin
 
     @property
     def manager(self) -> Any:
@@ -125,8 +165,11 @@ class PravegaCluster:
         return self.manager.create_writer(scope, stream, max_inflight_events)
 
     def close(self) -> None:
-        """Drop the client handle of this process."""
+        """Drop the client handles of this process."""
         self._manager = None
+        if self._admin is not None:
+            self._admin.close()
+            self._admin = None
 
 
 class EmulatorProcess:
@@ -257,19 +300,36 @@ def _docker_cluster() -> Iterator[PravegaCluster]:
 
 
 @contextlib.contextmanager
-def pravega_cluster(log_dir: Path | None = None, prefer_docker: bool = True) -> Iterator[PravegaCluster]:
-    """Yield a running cluster: real Pravega in Docker when an engine answers, else the emulator."""
-    if prefer_docker and os.environ.get("PRAVEGA_BACKEND", "") != Backend.EMULATOR and docker_available():
-        if _testcontainers_available():
-            with _docker_cluster() as cluster:
-                yield cluster
-            return
-        _LOG.warning("a Docker engine answers but testcontainers is not installed; using the emulator")
+def _standalone_cluster(log_dir: Path) -> Iterator[PravegaCluster]:
+    from .pravega_standalone import PravegaStandalone
+
+    server = PravegaStandalone(log_dir / "standalone")
+    server.start()
+    _LOG.info("Pravega standalone ready in %.1f s at %s", server.start_seconds, server.controller_uri)
+    try:
+        yield PravegaCluster(server.controller_uri, Backend.STANDALONE)
+    finally:
+        server.stop()
+
+
+@contextlib.contextmanager
+def pravega_cluster(log_dir: Path | None = None, backend: str | None = None) -> Iterator[PravegaCluster]:
+    """Yield a running cluster on ``backend`` (default: :func:`default_backend`)."""
+    backend = backend or default_backend()
+    if backend not in Backend.ALL:
+        raise ValueError(f"backend {backend!r}: expected one of {', '.join(Backend.ALL)}")
     with contextlib.ExitStack() as stack:
         if log_dir is None:
-            log_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pravega-emulator-")))
-        process = stack.enter_context(start_emulator(log_path=log_dir / "emulator.log"))
-        yield process.cluster
+            log_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=f"pravega-{backend}-")))
+        if backend == Backend.DOCKER:
+            if not (docker_available() and _testcontainers_available()):
+                raise RuntimeError("the docker backend needs a Docker engine and testcontainers")
+            yield stack.enter_context(_docker_cluster())
+        elif backend == Backend.STANDALONE:
+            yield stack.enter_context(_standalone_cluster(log_dir))
+        else:
+            process = stack.enter_context(start_emulator(log_path=log_dir / "emulator.log"))
+            yield process.cluster
 
 
 def _child(conn: Any, func: Any, args: tuple[Any, ...]) -> None:

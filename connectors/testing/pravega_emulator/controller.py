@@ -335,23 +335,33 @@ class ControllerServicer:
         return pb.StreamCutValidityResponse(response=ok)
 
     async def scale(self, request: Any, context: Any) -> Any:
-        """Scale synchronously: the answer is STARTED with the new epoch, already complete."""
+        """Scale synchronously: STARTED, already complete, with the epoch the scale started from.
+
+        As on Pravega's controller, a scale that would leave fewer segments than the stream's
+        minimum (its scaling policy's ``minNumSegments``) is PRECONDITION_FAILED; the emulator's
+        private control interface does not check this.
+        """
         response = pb.ScaleResponse
         info = request.streamInfo
         ranges = [(entry.start, entry.end) for entry in request.newKeyRanges]
         try:
+            stream = self._find(info)
+            remaining = len(stream.epochs[-1]) - len(set(request.sealedSegments)) + len(ranges)
+            if remaining < stream.config.min_segments:
+                raise PreconditionError(
+                    f"scale would leave {remaining} segments, below the minimum {stream.config.min_segments}"
+                )
             epoch = self.metadata.scale(info.scope, info.stream, list(request.sealedSegments), ranges)
         except NotFoundError:
             return response(status=response.FAILURE)
         except PreconditionError as exc:
             _LOG.info("scale refused: %s", exc)
             return response(status=response.PRECONDITION_FAILED)
-        stream = self._find(info)
         new = [self._range(stream, seg) for seg in stream.epochs[epoch] if seg >> 32 == epoch]
-        return response(status=response.STARTED, segments=new, epoch=epoch)
+        return response(status=response.STARTED, segments=new, epoch=epoch - 1)
 
     async def checkScale(self, request: Any, context: Any) -> Any:
-        """Always SUCCESS for an existing epoch, since scaling is synchronous."""
+        """SUCCESS for an existing epoch (the scale from it is done: scaling is synchronous here)."""
         status = pb.ScaleStatusResponse
         try:
             stream = self._find(request.streamInfo)

@@ -254,7 +254,10 @@ class SegmentStoreServer:
         data = segment.data[cmd.offset : cmd.offset + size]  # a copy: appends may follow
         end = cmd.offset + len(data)
         at_tail = end >= segment.length
-        conn.send(wc.SegmentRead(name, cmd.offset, at_tail, at_tail and segment.sealed, data, cmd.request_id))
+        end_of_segment = at_tail and segment.sealed
+        if end_of_segment and not data:
+            at_tail = False  # as Pravega answers a read at the end of a sealed segment
+        conn.send(wc.SegmentRead(name, cmd.offset, at_tail, end_of_segment, data, cmd.request_id))
         await conn.drain()
 
     def _get_info(self, conn: _Connection, cmd: Any) -> None:

@@ -1,30 +1,78 @@
-"""Fixtures for Pravega-backed tests: a session-wide cluster (real Pravega in Docker, else the emulator).
+"""Fixtures for Pravega-backed tests: one cluster per backend per session, started when first asked for.
 
-The logic lives in :mod:`connectors.testing.pravega_cluster`; set ``PRAVEGA_BACKEND=emulator`` to
-use the emulator even where Docker answers.
+``pravega_cluster`` is the run's backend (:func:`connectors.testing.pravega_cluster.default_backend`:
+``$PRAVEGA_BACKEND``, else the real standalone server where Java and Maven exist, else the emulator).
+``any_pravega_cluster`` is parametrized over both backends, for the conformance and wire suites;
+with ``PRAVEGA_BACKEND`` set only that backend runs. The logic lives in
+:mod:`connectors.testing.pravega_cluster`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from connectors.testing.pravega_cluster import PravegaCluster
+from connectors.testing.pravega_cluster import BACKEND_ENV, Backend, PravegaCluster, default_backend
 from connectors.testing.pravega_cluster import pravega_cluster as _start_cluster
+
+BOTH_BACKENDS = (Backend.STANDALONE, Backend.EMULATOR)
+
+
+class _Clusters:
+    """The session's clusters by backend, each started on first use and stopped at the end."""
+
+    def __init__(self, log_root: Path) -> None:
+        self._log_root = log_root
+        self._stack = contextlib.ExitStack()
+        self._clusters: dict[str, PravegaCluster] = {}
+        self.start_seconds: dict[str, float] = {}
+
+    def get(self, backend: str) -> PravegaCluster:
+        cluster = self._clusters.get(backend)
+        if cluster is None:
+            began = time.monotonic()
+            log_dir = self._log_root / backend
+            log_dir.mkdir(parents=True, exist_ok=True)
+            cluster = self._stack.enter_context(_start_cluster(log_dir=log_dir, backend=backend))
+            self.start_seconds[backend] = time.monotonic() - began
+            self._clusters[backend] = cluster
+        return cluster
+
+    def close(self) -> None:
+        for cluster in self._clusters.values():
+            cluster.close()
+        self._stack.close()
 
 
 @pytest.fixture(scope="session")
-def pravega_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PravegaCluster]:
-    """A running Pravega for the whole session; ``.backend`` says which, ``.control`` is emulator-only."""
-    with _start_cluster(log_dir=tmp_path_factory.mktemp("pravega")) as cluster:
-        yield cluster
-        cluster.close()
+def pravega_clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Clusters]:
+    """Every backend this session has started (see :class:`_Clusters`)."""
+    clusters = _Clusters(tmp_path_factory.mktemp("pravega"))
+    yield clusters
+    clusters.close()
+
+
+@pytest.fixture(scope="session")
+def pravega_cluster(pravega_clusters: _Clusters) -> PravegaCluster:
+    """The run's Pravega for the whole session; ``.backend`` says which, ``.admin`` scales/truncates."""
+    return pravega_clusters.get(default_backend())
+
+
+@pytest.fixture(params=BOTH_BACKENDS)
+def any_pravega_cluster(request: pytest.FixtureRequest, pravega_clusters: _Clusters) -> PravegaCluster:
+    """The session cluster of each backend in turn (only ``$PRAVEGA_BACKEND``'s when it is set)."""
+    chosen = os.environ.get(BACKEND_ENV, "").strip().lower()
+    if chosen and chosen != request.param:
+        pytest.skip(f"{BACKEND_ENV}={chosen} runs one backend")
+    return pravega_clusters.get(request.param)
 
 
 @pytest.fixture
-def emulator_cluster(pravega_cluster: PravegaCluster) -> PravegaCluster:
-    """The session cluster, skipping the test unless it is the emulator (for control-interface tests)."""
-    if not pravega_cluster.is_emulator:
-        pytest.skip("needs the emulator's control interface")
-    return pravega_cluster
+def emulator_cluster(pravega_clusters: _Clusters) -> PravegaCluster:
+    """The session's emulator, for checks of the emulator itself (its control interface, restarts)."""
+    return pravega_clusters.get(Backend.EMULATOR)

@@ -1,4 +1,4 @@
-"""The driver-side planner on the emulator: tails, admission cuts at event boundaries, finished segments."""
+"""The driver-side planner: tails, admission cuts at event boundaries, finished segments."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ pytestmark = [pytest.mark.integration]
 
 
 @pytest.mark.timeout(120)
-def test_cuts_are_event_boundaries_within_the_limits(emulator_cluster: PravegaCluster) -> None:
-    cluster = emulator_cluster
+def test_cuts_are_event_boundaries_within_the_limits(pravega_cluster: PravegaCluster) -> None:
+    cluster = pravega_cluster
     scope, stream = new_stream(cluster, segments=1)
     payloads = [bytes([65 + i % 26]) * (1 + (i * 37) % 300) for i in range(400)]
     write_events(cluster, scope, stream, [("k", p) for p in payloads])
@@ -43,7 +43,7 @@ def test_cuts_are_event_boundaries_within_the_limits(emulator_cluster: PravegaCl
         assert not planner.is_finished(split, end)
     finally:
         planner.close()
-    cluster.control.scale(scope, stream, [0], [(0.0, 1.0)])  # seal segment 0
+    cluster.admin.scale(scope, stream, [0], [(0.0, 1.0)])  # seal segment 0
     planner = PravegaSegmentPlanner(options)
     try:
         assert planner.is_finished(split, boundaries[-1])

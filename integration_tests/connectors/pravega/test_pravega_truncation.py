@@ -22,11 +22,11 @@ def _size(events: list[tuple[str, bytes]]) -> int:
 
 @pytest.mark.timeout(360)
 def test_truncation_while_behind_fails_or_skips(
-    emulator_cluster: PravegaCluster, spark: Any, tmp_path: Any
+    pravega_cluster: PravegaCluster, spark: Any, tmp_path: Any
 ) -> None:
-    cluster = emulator_cluster
+    cluster = pravega_cluster
     scope, stream = new_stream(cluster, segments=1)
-    (segment,) = [s["id"] for s in cluster.control.active_segments(scope, stream)]
+    (segment,) = [s["id"] for s in cluster.admin.active_segments(scope, stream)]
     first = keyed_events("t", 200, keys=3)
     write_events(cluster, scope, stream, first)
     checkpoint = os.path.join(str(tmp_path), "chk")
@@ -38,7 +38,7 @@ def test_truncation_while_behind_fails_or_skips(
     second = keyed_events("t", 200, keys=3, start=200)
     write_events(cluster, scope, stream, second)
     size = _size(first + second)
-    cluster.control.truncate(scope, stream, {segment: 300 * size})
+    cluster.admin.truncate(scope, stream, {segment: 300 * size})
 
     _batches, failed = collect_available_now(spark, {**opts, "failOnDataLoss": "true"}, checkpoint)
     error = str(failed.exception())
@@ -52,14 +52,14 @@ def test_truncation_while_behind_fails_or_skips(
 
 
 @pytest.mark.timeout(240)
-def test_batch_start_cut_below_the_head(emulator_cluster: PravegaCluster, spark: Any) -> None:
-    cluster = emulator_cluster
+def test_batch_start_cut_below_the_head(pravega_cluster: PravegaCluster, spark: Any) -> None:
+    cluster = pravega_cluster
     scope, stream = new_stream(cluster, segments=1)
-    (segment,) = [s["id"] for s in cluster.control.active_segments(scope, stream)]
+    (segment,) = [s["id"] for s in cluster.admin.active_segments(scope, stream)]
     events = keyed_events("h", 100, keys=2)
     write_events(cluster, scope, stream, events)
     size = _size(events)
-    cluster.control.truncate(scope, stream, {segment: 40 * size})
+    cluster.admin.truncate(scope, stream, {segment: 40 * size})
     load = spark.read.format("pravega")
     earliest = load.options(**read_options(cluster, scope, stream)).load().collect()
     assert sorted(bytes(r["event"]) for r in earliest) == sorted(p for _k, p in events[40:])

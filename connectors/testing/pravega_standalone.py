@@ -1,0 +1,203 @@
+"""A real Pravega standalone 0.13.0 as a child JVM, for tests and benchmarks.
+
+``io.pravega:pravega-standalone`` (``io.pravega.local.LocalPravegaEmulator``) runs ZooKeeper, one
+controller and one segment store in one JVM with in-memory storage. :class:`PravegaStandalone`
+resolves it through :mod:`connectors.testing.maven`, configures it with ``singlenode.*`` system
+properties on free loopback ports (REST server and admin gateway off), starts it in its own process
+group and waits until ``createScope`` answers on the controller.
+
+Classpath fixes, found by running it on Java 17 (no ``--add-opens`` is needed):
+
+- the published pom leaves ``protobuf-java`` out of the runtime closure (the controller fails with
+  ``NoClassDefFoundError: com/google/protobuf/GeneratedMessageV3``): pinned here at the version the
+  controller API declares (3.21.7);
+- it mixes Bouncy Castle 1.60 (``bcprov-jdk15on``), 1.70 (``bcprov-ext-jdk15on``) and ``bc-fips``;
+  whichever comes first on the classpath wins, and a wrong pick fails every segment store request
+  with ``NoSuchFieldError: id_alg_AEADChaCha20Poly1305``: 1.70 is pinned and ``bc-fips`` left out;
+- two SLF4J bindings (logback and reload4j): reload4j is left out so the logback config applies.
+
+Security (:class:`StandaloneSecurity`): TLS with a PEM certificate and key (and a JKS key store and
+trust store, which the in-process controller uses), and password authentication with a password
+file; see :mod:`connectors.testing.pravega_security` for making them.
+
+Threading: none; everything is called from the test's thread.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from connectors.testing.maven import resolve_classpath
+from connectors.testing.processes import free_port, spawn_group, stop_group, wait_listening
+
+__all__ = ["PRAVEGA_ARTIFACTS", "PravegaStandalone", "StandaloneSecurity", "standalone_classpath"]
+
+PRAVEGA_ARTIFACTS = (
+    "io.pravega:pravega-standalone:0.13.0",
+    "com.google.protobuf:protobuf-java:3.21.7",
+    "org.bouncycastle:bcprov-jdk15on:1.70",
+    "org.bouncycastle:bcpkix-jdk15on:1.70",
+)
+"""The server and the pins that make its classpath consistent (see the module docstring)."""
+
+MAIN_CLASS = "io.pravega.local.LocalPravegaEmulator"
+_LEFT_OUT = ("slf4j-reload4j-", "bc-fips-")
+START_TIMEOUT_S = 180.0
+"""Cold start on a loaded two-core machine; it takes about 10 s when idle."""
+
+_LOGBACK = """<configuration>
+  <appender name="FILE" class="ch.qos.logback.core.FileAppender">
+    <file>{log}</file>
+    <encoder><pattern>%d{{HH:mm:ss.SSS}} %-5level %logger{{36}} - %msg%n</pattern></encoder>
+  </appender>
+  <logger name="io.pravega.local" level="INFO"/>
+  <root level="WARN"><appender-ref ref="FILE"/></root>
+</configuration>
+"""
+
+
+def standalone_classpath() -> list[Path]:
+    """The jars of the standalone server, resolved once per machine, in a fixed order."""
+    libs = resolve_classpath("pravega", list(PRAVEGA_ARTIFACTS))
+    return sorted(p for p in libs.glob("*.jar") if not p.name.startswith(_LEFT_OUT))
+
+
+@dataclass(frozen=True)
+class StandaloneSecurity:
+    """TLS and authentication settings of a standalone server (files made by the caller).
+
+    ``cert``/``key`` are PEM files (the segment store and the controller's gRPC server),
+    ``keystore``/``keystore_password_file``/``truststore`` JKS files (the controller's clients),
+    ``password_file`` the accounts database (``user:hash:acl`` lines), ``username``/``password``
+    the credentials the in-process controller uses towards the segment store.
+    """
+
+    tls: bool = False
+    cert: Path | None = None
+    key: Path | None = None
+    keystore: Path | None = None
+    keystore_password_file: Path | None = None
+    truststore: Path | None = None
+    auth: bool = False
+    password_file: Path | None = None
+    username: str = ""
+    password: str = ""
+
+    def properties(self) -> dict[str, str]:
+        """The ``singlenode.security.*`` system properties."""
+        props = {
+            "singlenode.security.tls.enable": str(self.tls).lower(),
+            "singlenode.security.auth.enable": str(self.auth).lower(),
+        }
+        if self.tls:
+            props.update({
+                "singlenode.security.tls.protocolVersion": "TLSv1.2,TLSv1.3",
+                "singlenode.security.tls.certificate.location": str(self.cert),
+                "singlenode.security.tls.privateKey.location": str(self.key),
+                "singlenode.security.tls.keyStore.location": str(self.keystore),
+                "singlenode.security.tls.keyStore.pwd.location": str(self.keystore_password_file),
+                "singlenode.security.tls.trustStore.location": str(self.truststore),
+            })  # fmt: skip
+        if self.auth:
+            props.update({
+                "singlenode.security.auth.pwdAuthHandler.accountsDb.location": str(self.password_file),
+                "singlenode.security.auth.credentials.username": self.username,
+                "singlenode.security.auth.credentials.pwd": self.password,
+            })  # fmt: skip
+        return props
+
+
+class PravegaStandalone:
+    """One standalone Pravega JVM in its own process group, on free loopback ports."""
+
+    def __init__(self, work_dir: Path, security: StandaloneSecurity | None = None, heap: str = "1g") -> None:
+        self.work_dir = work_dir
+        self.security = security or StandaloneSecurity()
+        self.heap = heap
+        self.log_path = work_dir / "standalone.log"
+        self.controller_port = 0
+        self.segment_store_port = 0
+        self.zk_port = 0
+        self.start_seconds = 0.0
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def controller_uri(self) -> str:
+        """``tcp://`` or ``tls://`` URI of the controller."""
+        scheme = "tls" if self.security.tls else "tcp"
+        return f"{scheme}://127.0.0.1:{self.controller_port}"
+
+    def command(self) -> list[str]:
+        """The JVM command line (ports must be chosen first)."""
+        config = self.work_dir / "standalone-config.properties"
+        config.touch()  # it must exist, even if empty
+        logback = self.work_dir / "logback.xml"
+        logback.write_text(_LOGBACK.format(log=self.log_path))
+        props = {
+            "singlenode.configurationFile": str(config),
+            "singlenode.zk.port": str(self.zk_port),
+            "singlenode.controller.rpc.port": str(self.controller_port),
+            "singlenode.segmentStore.port": str(self.segment_store_port),
+            "singlenode.controller.rest.enable": "false",
+            "singlenode.admin.gateway.enable": "false",
+            "singlenode.metrics.enable": "false",
+            "pravegaservice.service.listener.host.nameOrIp": "127.0.0.1",
+            "pravegaservice.service.published.host.nameOrIp": "127.0.0.1",
+            "logback.configurationFile": str(logback),
+            **self.security.properties(),
+        }
+        classpath = ":".join(str(p) for p in standalone_classpath())
+        return [
+            "java", f"-Xmx{self.heap}", "-XX:+UseG1GC",
+            *(f"-D{k}={v}" for k, v in props.items()),
+            "-cp", classpath, MAIN_CLASS,
+        ]  # fmt: skip
+
+    def start(self) -> None:
+        """Start the JVM and wait until the controller creates a scope."""
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self.zk_port, self.controller_port, self.segment_store_port = free_port(), free_port(), free_port()
+        command = self.command()
+        began = time.monotonic()
+        self._process = spawn_group(command, self.work_dir / "standalone.out", cwd=self.work_dir)
+        try:
+            wait_listening(
+                "127.0.0.1", self.controller_port, self._process, START_TIMEOUT_S,
+                self.work_dir / "standalone.out", "Pravega standalone",
+            )  # fmt: skip
+            self._wait_for_create_scope(began + START_TIMEOUT_S)
+        except BaseException:
+            self.stop()
+            raise
+        self.start_seconds = time.monotonic() - began
+
+    def _wait_for_create_scope(self, deadline: float) -> None:
+        from connectors.testing.pravega_admin import admin_for
+
+        admin = admin_for(self.controller_uri, self.security)
+        try:
+            last: Exception | None = None
+            while time.monotonic() < deadline:
+                if self._process is not None and self._process.poll() is not None:
+                    raise RuntimeError(
+                        f"Pravega standalone exited with {self._process.returncode}; see {self.log_path}"
+                    )
+                try:
+                    admin.create_scope("sparkflowready")
+                    admin.delete_scope("sparkflowready")
+                    return
+                except Exception as exc:  # not ready yet: controller or segment store still starting
+                    last = exc
+                    time.sleep(0.5)
+            raise TimeoutError(f"Pravega standalone did not create a scope within {START_TIMEOUT_S}s: {last}")
+        finally:
+            admin.close()
+
+    def stop(self) -> None:
+        """Stop the JVM's process group."""
+        process, self._process = self._process, None
+        if process is not None:
+            stop_group(process, 15.0)
