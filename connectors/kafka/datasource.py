@@ -16,6 +16,7 @@ from pyspark.sql.types import (
 
 from connector_base import ConnectorError
 from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner
+from connectors._extras import require_extra
 from connectors.kafka.options import KafkaSourceOptions
 from connectors.kafka.planner import KafkaSplitPlanner
 from connectors.kafka.sink import KafkaBatchWriter, KafkaSinkOptions, KafkaStreamWriter, validate_sink_schema
@@ -24,6 +25,9 @@ from connectors.kafka.source import KafkaSource
 __all__ = ["HEADERS", "KafkaDataSource", "kafka_schema"]
 
 HEADERS = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
+
+CLIENT_MODULES = ("confluent_kafka",)
+"""The ``kafka`` extra's client library, imported only when a reader or writer is built."""
 
 
 def kafka_schema(include_headers: bool) -> StructType:
@@ -56,6 +60,7 @@ class KafkaDataSource(SourceDataSource):
         return kafka_schema(str(raw).strip().lower() == "true")
 
     def _options(self, streaming: bool) -> KafkaSourceOptions:
+        require_extra(f"format {self.name()!r}", "kafka", CLIENT_MODULES)
         return KafkaSourceOptions.parse(dict(self.options), streaming)
 
     def create_source(self, schema: StructType, streaming: bool) -> KafkaSource:  # noqa: D102
@@ -72,6 +77,7 @@ class KafkaDataSource(SourceDataSource):
 
     # --- sink -------------------------------------------------------------------------------------
     def _sink_options(self, schema: StructType) -> KafkaSinkOptions:
+        require_extra(f"format {self.name()!r}", "kafka", CLIENT_MODULES)
         opts = KafkaSinkOptions.parse(dict(self.options))
         validate_sink_schema(schema, opts)
         return opts

@@ -6,12 +6,16 @@ from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter
 from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType, TimestampType
 
 from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner
+from connectors._extras import require_extra
 from connectors.kinesis.options import KinesisOptions
 from connectors.kinesis.planner import KinesisSplitPlanner
 from connectors.kinesis.sink import KinesisBatchWriter, KinesisStreamWriter, validate_sink_schema
 from connectors.kinesis.source import KinesisSource
 
 __all__ = ["KinesisDataSource", "schema_for"]
+
+CLIENT_MODULES = ("botocore",)
+"""The ``kinesis`` extra's client library, imported only when a reader or writer is built."""
 
 
 def schema_for(deaggregate: bool) -> StructType:
@@ -39,6 +43,7 @@ class KinesisDataSource(SourceDataSource):
         return "kinesis-unified"
 
     def _options(self) -> KinesisOptions:
+        require_extra(f"format {self.name()!r}", "kinesis", CLIENT_MODULES)
         return KinesisOptions.parse(self.options)
 
     def default_schema(self) -> StructType:  # noqa: D102

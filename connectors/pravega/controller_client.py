@@ -16,14 +16,13 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-import grpc
-
 from connector_base import ConnectorError
-from connectors.pravega._proto import controller_pb2
+from connectors._extras import require_extra
 
 __all__ = ["ControllerClient", "SegmentRange", "Successor", "ConnectionSettings", "shared_controller"]
 
-pb: Any = controller_pb2  # generated messages (no type stubs)
+pb: Any = None  # the generated messages (no type stubs), imported with grpc by the first client
+CLIENT_MODULES = ("grpc", "google.protobuf")
 SERVICE = "/io.pravega.controller.stream.api.grpc.v1.ControllerService/"
 CALL_TIMEOUT_S = 30.0
 HEAD_TIMESTAMP = 0
@@ -96,11 +95,24 @@ def segment_name(scope: str, stream: str, segment_id: int) -> str:
     return f"{scope}/{stream}/{segment_id & 0xFFFFFFFF}.#epoch.{segment_id >> 32}"
 
 
+def _client_libraries() -> Any:
+    """``grpc``, with the generated messages in ``pb``: the ``pravega`` extra, imported on first use."""
+    global pb
+    require_extra("the Pravega controller client", "pravega", CLIENT_MODULES)
+    import grpc
+
+    from connectors.pravega._proto import controller_pb2
+
+    pb = controller_pb2
+    return grpc
+
+
 class ControllerClient:
     """Blocking gRPC calls to the controller (see the module docstring)."""
 
     def __init__(self, settings: ConnectionSettings) -> None:
         self.settings = settings
+        grpc = self._grpc = _client_libraries()
         if settings.tls_enabled:
             roots = None
             if settings.trust_store:
@@ -123,7 +135,7 @@ class ControllerClient:
             self._calls[method] = call
         try:
             return call(request, timeout=CALL_TIMEOUT_S, metadata=self._metadata or None)
-        except grpc.RpcError as e:
+        except self._grpc.RpcError as e:
             code = e.code() if hasattr(e, "code") else None
             raise ConnectorError(
                 f"Pravega controller {self.settings.target} failed {method}: {code} {e.details() if hasattr(e, 'details') else e}"  # noqa: E501

@@ -11,6 +11,8 @@ from pyspark.sql.types import BinaryType, LongType, StringType, StructField, Str
 from connector_base import InvalidOptionError
 from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner, SplitsPartition
 from connector_base.spark.bridge import _BridgeBatchReader
+from connectors._extras import require_extra
+from connectors.pravega.controller_client import CLIENT_MODULES
 from connectors.pravega.options import PravegaSinkOptions, PravegaSourceOptions, ReadMode
 from connectors.pravega.planner import PravegaSegmentPlanner
 from connectors.pravega.source import PravegaSource
@@ -41,6 +43,7 @@ class PravegaDataSource(SourceDataSource):
         return PRAVEGA_SCHEMA
 
     def _options(self, streaming: bool) -> PravegaSourceOptions:
+        require_extra(f"format {self.name()!r}", "pravega", CLIENT_MODULES)
         opts = PravegaSourceOptions.parse(dict(self.options), streaming)
         if opts.mode is ReadMode.READER_GROUP:
             raise InvalidOptionError(
@@ -73,6 +76,7 @@ class PravegaDataSource(SourceDataSource):
     def _sink_options(self, schema: StructType) -> PravegaSinkOptions:
         from connectors.pravega.sink import validate_sink_schema
 
+        require_extra(f"format {self.name()!r}", "pravega", CLIENT_MODULES)
         opts = PravegaSinkOptions.parse(dict(self.options))
         validate_sink_schema(schema)
         return opts

@@ -1,0 +1,211 @@
+"""The wheel as users install it: fresh venvs with no extra, each extra alone, and all extras.
+
+Spark imports every top-level ``pyspark_*`` module to register Python data sources, and one that
+fails to import stops them all, so in each venv every format must either resolve or fail at
+``load()`` naming the extra to install, and ``files-unified`` must read. The wheel is built once
+from a copy of the tree. The core dependencies (pyspark, pyarrow, pandas, numpy and what they need)
+are not reinstalled into each venv: a directory of links to exactly those distributions of the
+project venv (found from pyproject's ``dependencies``, recursively) is put on each venv's path with
+a ``.pth`` file, and so is one such directory per extra (its requirements from pyproject,
+recursively, minus the core). ``pip install --no-index wheel[extras]`` then has to find every
+requirement of the wheel's metadata already present: the venv holds exactly what a user with
+those extras would have, without copying pyspark five times.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from collections.abc import Iterator
+from importlib.metadata import distribution
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ["pyproject.toml", "README.md", "connector_base", "connectors"]
+EXTRAS = ("kafka", "kinesis", "pravega")
+ENVS = {"none": (), "kafka": ("kafka",), "kinesis": ("kinesis",), "pravega": ("pravega",), "all": EXTRAS}
+FORMAT_EXTRA = {"kafka-unified": "kafka", "kinesis-unified": "kinesis", "pravega": "pravega"}
+MODULES = sorted(p.stem for p in ROOT.glob("pyspark_*.py"))
+JSONL_ROWS = 3
+KAFKA_ROWS = 5
+SEQUENCE_ROWS = 2 * 1000
+STEP_TIMEOUT_S = 240
+
+
+def _run(cmd: list[str], cwd: Path, timeout: float = STEP_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "VIRTUAL_ENV")
+    }
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project's wheel, built once from a copy of the tree (the checkout gets no build/)."""
+    src = tmp_path_factory.mktemp("wheel-src")
+    for name in SHIPPED:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(ROOT / name, src / name)
+    for module in MODULES:
+        shutil.copy2(ROOT / f"{module}.py", src / f"{module}.py")
+    out = tmp_path_factory.mktemp("wheel")
+    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out)]
+    proc = _run([*build, str(src)], cwd=src)
+    assert proc.returncode == 0, proc.stderr
+    (found,) = out.glob("sparkflow_connectors-*.whl")
+    return found
+
+
+def _link_closure(site: Path, requirements: list[str], skip: set[str]) -> set[str]:
+    """Link into ``site`` the distributions of this venv that ``requirements`` need, recursively."""
+    todo, seen = [Requirement(r).name for r in requirements], set(skip)
+    while todo:
+        dist = distribution(todo.pop())
+        name = dist.metadata["Name"].lower().replace("_", "-")
+        if name in seen:
+            continue
+        seen.add(name)
+        for raw in dist.requires or []:
+            req = Requirement(raw)
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                todo.append(req.name)
+        root = Path(str(dist.locate_file("")))
+        for top in {f.parts[0] for f in dist.files or []}:
+            target = root / top
+            if top in ("..", "__pycache__") or top.endswith(".pth") or not target.exists():
+                continue
+            if not (site / top).exists():
+                (site / top).symlink_to(target)
+    return seen - skip
+
+
+@pytest.fixture(scope="module")
+def layers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Per layer (``core`` and each extra) a directory of links to exactly its distributions."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    core = tmp_path_factory.mktemp("core")
+    core_dists = _link_closure(core, project["dependencies"], set())
+    assert not {"grpcio", "protobuf", "confluent-kafka", "boto3", "botocore", "pravega"} & core_dists
+    found = {"core": core}
+    for extra in EXTRAS:
+        found[extra] = tmp_path_factory.mktemp(extra)
+        _link_closure(found[extra], project["optional-dependencies"][extra], core_dists)
+    return found
+
+
+@pytest.fixture(scope="module")
+def kafka_topic() -> Iterator[tuple[str, str]]:
+    """A broker with a topic of ``KAFKA_ROWS`` records, for the venvs that have the kafka extra."""
+    from connectors.testing.kafka_cluster import start_noida_db
+
+    broker = start_noida_db()
+    try:
+        topic = broker.create_topic(partitions=1)
+        producer = broker.producer()
+        for i in range(KAFKA_ROWS):
+            producer.produce(topic, value=f"v{i}".encode())
+        assert producer.flush(30) == 0
+        yield broker.bootstrap, topic
+    finally:
+        broker.stop()
+
+
+def _venv(base: Path, layers: dict[str, Path], wheel: Path, extras: tuple[str, ...]) -> Path:
+    """A fresh venv with the core layer and the layers of ``extras`` on its path, then the wheel.
+
+    ``pip install --no-index`` must find every requirement of ``wheel[extras]`` already there, so a
+    wrong extra in the wheel's metadata fails here instead of being downloaded.
+    """
+    subprocess.run([sys._base_executable, "-m", "venv", "--without-pip", str(base)], check=True)  # type: ignore[attr-defined]
+    python = base / "bin" / "python"
+    site = next((base / "lib").glob("python3*/site-packages"))
+    (site / "layers.pth").write_text("".join(f"{layers[n]}\n" for n in ("core", *extras)))
+    spec = f"{wheel}[{','.join(extras)}]" if extras else str(wheel)
+    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-index"]
+    proc = _run([*install, "--disable-pip-version-check", spec], cwd=base)
+    assert proc.returncode == 0, proc.stderr
+    return python
+
+
+IMPORT_ALL = """
+import importlib, sys
+failed = []
+for name in sys.argv[1:]:
+    try:
+        importlib.import_module(name)
+    except Exception as e:
+        failed.append(f"{name}: {e!r}")
+import connectors
+print(connectors.__file__)
+print("\\n".join(failed))
+"""
+
+
+@pytest.mark.parametrize("env_name", list(ENVS))
+def test_installed_wheel_registers_every_format(
+    env_name: str,
+    wheel: Path,
+    layers: dict[str, Path],
+    kafka_topic: tuple[str, str],
+    tmp_path: Path,
+) -> None:
+    extras = ENVS[env_name]
+    started = time.monotonic()
+    python = _venv(tmp_path / "venv", layers, wheel, extras)
+    work = tmp_path / "work"
+    work.mkdir()
+    # every shipped pyspark_* module imports, whatever the extras: Spark imports them all
+    imported = _run([str(python), "-c", IMPORT_ALL, *MODULES], cwd=work)
+    location, *failures = imported.stdout.splitlines()
+    assert imported.returncode == 0 and not any(failures), f"[{env_name}]: {imported.stdout}{imported.stderr}"
+    assert location.startswith(str(tmp_path / "venv")), f"imported the checkout, not the wheel: {location}"
+
+    data = work / "data"
+    data.mkdir()
+    rows = (json.dumps({"id": i, "name": f"n{i}"}) + "\n" for i in range(JSONL_ROWS))
+    (data / "a.jsonl").write_text("".join(rows))
+    script = work / "wheel_check.py"
+    shutil.copy2(Path(__file__).with_name("wheel_check.py"), script)
+    bootstrap, topic = kafka_topic if "kafka" in extras else ("", "")
+    prepared = time.monotonic()
+    proc = _run([str(python), str(script), str(data), bootstrap, topic], cwd=work)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stdout[-2000:] + proc.stderr[-4000:]
+    result = json.loads(lines[0].removeprefix("RESULT "))
+
+    assert result["files-unified"] == {"ok": JSONL_ROWS}, result
+    assert result["sequence-unified"] == {"ok": SEQUENCE_ROWS}, result
+    for fmt, extra in FORMAT_EXTRA.items():
+        outcome = result[fmt]
+        hint = f"pip install 'sparkflow-connectors[{extra}]'"
+        if extra not in extras:
+            assert hint in outcome.get("error", ""), f"{fmt} in venv [{env_name}]: {outcome}"
+        elif fmt == "kafka-unified":
+            assert outcome == {"ok": KAFKA_ROWS}, f"{fmt} in venv [{env_name}]: {outcome}"
+        else:  # resolved: no options given, so the connector's own option check answers
+            error = outcome.get("error", "")
+            assert "Invalid value" in error, f"{fmt} in venv [{env_name}]: {error}"
+            assert "DATA_SOURCE_NOT_FOUND" not in error and hint not in error, error
+
+    emulator = _run([str(python), "-m", "connectors.testing.pravega_emulator", "--help"], cwd=work)
+    if "pravega" in extras:
+        assert emulator.returncode == 0, emulator.stderr
+    else:
+        assert emulator.returncode != 0, emulator.stdout
+        assert "sparkflow-connectors[pravega]" in emulator.stderr, emulator.stderr
+    spark_s = time.monotonic() - prepared
+    print(f"venv [{env_name}]: {prepared - started:.1f}s to install, {spark_s:.1f}s in Spark")
