@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,19 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert capsys.readouterr().out.strip() == '{"t":{"0":1}}'
     assert main([str(tmp_path / "missing")]) == 1
     assert "no offsets" in capsys.readouterr().err
+
+
+GOLDEN = Path(__file__).parent / "golden" / "spark_kafka_checkpoint"
+"""Written by Spark itself: pyspark 4.3.0 with spark-sql-kafka-0-10 4.2.0 (connectors/testing/spark_kafka.py),
+``readStream.format("kafka")`` on topic ``orders`` (3 partitions holding 5, 3 and 7 records),
+``startingOffsets=earliest``, ``maxOffsetsPerTrigger=9``, ``Trigger.AvailableNow``, ``noop`` sink: two
+batches, ending at 3/1/4 and 5/3/7 (Spark's rate limit rounds 9 x 5/15, 9 x 3/15 and 9 x 7/15 down to
+3 + 1 + 4 = 8 records). The ``.crc`` files and ``sources/`` are left out."""
+
+
+def test_a_checkpoint_written_by_spark_kafka(tmp_path: Path) -> None:
+    assert starting_offsets_from_checkpoint(GOLDEN) == '{"orders":{"0":5,"1":3,"2":7}}'
+    copy = tmp_path / "ckpt"
+    shutil.copytree(GOLDEN, copy)
+    (copy / "commits" / "1").unlink()  # batch 1 planned but not finished: it is read again
+    assert starting_offsets_from_checkpoint(copy) == '{"orders":{"0":3,"1":1,"2":4}}'
