@@ -21,7 +21,17 @@ class SourceTestContext(ABC):
     spark_format: str = ""
     """The ``format(...)`` name for Spark reads."""
     supports_new_splits: bool = True
-    """Whether ``add_split`` can create a split that a running continuous source discovers."""
+    """Whether ``add_split`` can create a split that a running continuous source discovers.
+
+    True (the default) requires ``add_split``; set it to False when the system cannot add splits.
+    """
+    max_records_option: str | None = None
+    """The per-trigger record limit option (``"maxRecordsPerTrigger"``, ``"maxOffsetsPerTrigger"``).
+
+    When set, the kit runs a Spark stream with the limit, stops it, writes more records, restarts it
+    from the checkpoint and checks that no micro-batch exceeded the limit and nothing was lost or
+    duplicated; ``write_records`` must then add records that a continuous source reads.
+    """
 
     @abstractmethod
     def create_source(self, continuous: bool) -> Source[Any, Any, Any]:
@@ -33,7 +43,11 @@ class SourceTestContext(ABC):
 
     def add_split(self, count: int) -> list[Any]:
         """Create a new split holding ``count`` records (a file, a partition, a shard)."""
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__}.add_split(count) is not implemented: the kit's discovery check "
+            "needs it to create a split holding `count` records and return them as the reader emits "
+            "them; or set `supports_new_splits = False` on the context to skip that check"
+        )
 
     @abstractmethod
     def spark_options(self, continuous: bool) -> Mapping[str, str]:
@@ -42,6 +56,15 @@ class SourceTestContext(ABC):
     def invalid_options(self) -> Sequence[tuple[Mapping[str, str], str]]:
         """``(options, fragment)`` pairs: loading with ``options`` fails with ``fragment`` in the message."""
         return []
+
+    def split_golden_files(self) -> Mapping[str, Any]:
+        """Golden files of the split serializer: ``{path of a JSON file: the split it must decode to}``.
+
+        Write one file per serializer version when you introduce it (``serializer.serialize(split)``
+        dumped as JSON) and never change it: the kit checks that every file still decodes to its
+        split and that one of them is what the current version writes.
+        """
+        return {}
 
     def key(self, record: Any) -> Hashable:
         """The comparison key of a record emitted by a reader or a Spark row (default: its tuple)."""

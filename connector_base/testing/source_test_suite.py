@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import collections
+import json
 import os
 import random
+import time
 from collections.abc import Hashable, Iterable
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 import pytest
 
 from connector_base.runtime import LocalRuntime
+from connector_base.runtime.local_runtime import rows_of
+from connector_base.serialization import dumps_canonical
+from connector_base.source import Source
+from connector_base.source_reader import InputStatus, SourceReader, SourceReaderContext
+from connector_base.spark.enumerator_context import DRIVER_SUBTASK, DriverEnumeratorContext
 from connector_base.testing.source_test_context import SourceTestContext
 
 __all__ = ["SourceTestSuite"]
@@ -32,6 +40,67 @@ def assert_exactly_once(ctx: SourceTestContext, actual: Iterable[Any], expected:
         f"{sum(missing.values())} records missing (e.g. {list(missing)[:3]}), "
         f"{sum(extra.values())} unexpected or duplicated (e.g. {list(extra)[:3]})"
     )
+
+
+class _ListOutput:
+    """Collects what a reader emits, batches expanded into rows."""
+
+    def __init__(self) -> None:
+        self.rows: list[Any] = []
+
+    def collect(self, record: Any) -> None:
+        self.rows.append(record)
+
+    def collect_batch(self, batch: Any) -> None:
+        self.rows.extend(rows_of(batch))
+
+
+def all_splits(source: Source[Any, Any, Any]) -> list[Any]:
+    """Every split the source's enumerator hands out now (discovery run once, synchronously)."""
+    context: DriverEnumeratorContext[Any] = DriverEnumeratorContext()
+    enumerator = source.create_enumerator(context)
+    try:
+        enumerator.start()
+        enumerator.add_reader(DRIVER_SUBTASK)
+        context.run_due(force=True)
+        splits = context.take_assigned()
+        for _ in range(100_000):
+            enumerator.handle_split_request(DRIVER_SUBTASK, "kit")
+            new = context.take_assigned()
+            if not new:
+                break
+            splits += new
+        return splits
+    finally:
+        enumerator.close()
+
+
+def _poll(reader: SourceReader[Any, Any], output: _ListOutput, deadline: float) -> InputStatus:
+    """One ``poll_next``, waiting on ``is_available`` when nothing is there (until ``deadline``)."""
+    while True:
+        status = reader.poll_next(output)
+        if status is not InputStatus.NOTHING_AVAILABLE:
+            return status
+        assert time.monotonic() < deadline, "the reader made no progress before the deadline"
+        try:
+            reader.is_available().result(timeout=0.5)
+        except FutureTimeout:
+            pass
+
+
+def _read_to_end(source: Source[Any, Any, Any], splits: list[Any], timeout: float) -> list[Any]:
+    reader = source.create_reader(SourceReaderContext(0, 1, {}))
+    output = _ListOutput()
+    try:
+        reader.start()
+        reader.add_splits(splits)
+        reader.notify_no_more_splits()
+        deadline = time.monotonic() + timeout
+        while _poll(reader, output, deadline) is not InputStatus.END_OF_INPUT:
+            pass
+    finally:
+        reader.close()
+    return output.rows
 
 
 class SourceTestSuite:
@@ -119,6 +188,73 @@ class SourceTestSuite:
             actual = rt.wait_finished(timeout=120)
         assert_exactly_once(source_context, actual, expected)
 
+    @pytest.mark.timeout(180)
+    def test_split_state_advances_with_every_emitted_batch(self, source_context: SourceTestContext) -> None:
+        """Deterministic: after each poll that emitted records, the snapshot has moved; a snapshot
+        taken in the middle of a split, restored into a new reader, yields exactly the rest."""
+        expected = source_context.write_records(RECORDS)
+        source = source_context.create_source(continuous=False)
+        serializer = source.split_serializer
+        splits = all_splits(source)
+        assert splits, "the enumerator handed out no split for the records written"
+        reader = source.create_reader(SourceReaderContext(0, 1, {"source.reader.element.queue.capacity": 1}))
+        output = _ListOutput()
+        middle: tuple[list[Any], int] | None = None
+        try:
+            reader.start()
+            reader.add_splits(splits)
+            reader.notify_no_more_splits()
+            before = sorted(serializer.dumps(s) for s in reader.snapshot_state(0))
+            deadline = time.monotonic() + 120
+            checkpoint = 0
+            while True:
+                emitted = len(output.rows)
+                if _poll(reader, output, deadline) is InputStatus.END_OF_INPUT:
+                    break
+                if len(output.rows) == emitted:
+                    continue
+                checkpoint += 1
+                snapshot = reader.snapshot_state(checkpoint)
+                now = sorted(serializer.dumps(s) for s in snapshot)
+                assert now != before, (
+                    f"a poll emitted {len(output.rows) - emitted} records but no split's snapshot moved "
+                    f"({now[:2]}): the RecordEmitter must advance the split state past every record it "
+                    "emits (a restore would read them again)"
+                )
+                if middle is None and snapshot:
+                    middle = (list(snapshot), len(output.rows))
+                before = now
+        finally:
+            reader.close()
+        assert_exactly_once(source_context, output.rows, expected)
+        if middle is None:
+            pytest.skip("every split was read whole in one fetch: no mid-split snapshot to restore from")
+        rest = _read_to_end(source_context.create_source(continuous=False), middle[0], timeout=120)
+        assert_exactly_once(source_context, output.rows[: middle[1]] + rest, expected)
+
+    def test_split_serializer_round_trips_and_reads_its_golden_files(
+        self, source_context: SourceTestContext
+    ) -> None:
+        """Every split survives serialize/deserialize as JSON; golden files of each version still decode."""
+        source_context.write_records(RECORDS // 10)
+        source = source_context.create_source(continuous=False)
+        serializer = source.split_serializer
+        for split in all_splits(source):
+            text = dumps_canonical(serializer.serialize(split))
+            assert serializer.deserialize(json.loads(text)) == split, f"{split} does not round-trip: {text}"
+        golden = source_context.split_golden_files()
+        if not golden:
+            pytest.skip("the context lists no split golden files (split_golden_files)")
+        current = []
+        for path, split in golden.items():
+            with open(path) as f:
+                data = json.load(f)
+            assert serializer.deserialize(data) == split, f"{path} no longer decodes to {split}"
+            current.append(serializer.serialize(split) == data)
+        assert any(current), (
+            f"no golden file holds what version {serializer.version} writes: add one for the new version"
+        )
+
     # --- Spark ------------------------------------------------------------------------------------
     @pytest.mark.timeout(300)
     def test_spark_batch_and_available_now_stream_agree(
@@ -164,3 +300,43 @@ class SourceTestSuite:
             assert fragment in str(info.value), (
                 f"{options}: expected {fragment!r} in: {str(info.value)[:500]}"
             )
+
+    @pytest.mark.timeout(420)
+    def test_spark_stream_honours_the_limit_and_restarts_from_its_checkpoint(
+        self, source_context: SourceTestContext, spark: Any, tmp_path: Any
+    ) -> None:
+        """``AvailableNow`` with a per-trigger limit, stopped, more records written, restarted from
+        the checkpoint: no micro-batch exceeds the limit and every record arrives exactly once."""
+        option = source_context.max_records_option
+        if option is None:
+            pytest.skip("the context names no per-trigger limit option (max_records_option)")
+        limit = RECORDS // 8
+        expected = source_context.write_records(RECORDS // 2)
+        out, checkpoint = os.path.join(str(tmp_path), "out"), os.path.join(str(tmp_path), "chk")
+
+        def run() -> list[int]:
+            options = {**source_context.spark_options(continuous=True), option: str(limit)}
+            query = (
+                spark.readStream.format(source_context.spark_format)
+                .options(**options)
+                .load()
+                .writeStream.format("parquet")
+                .option("path", out)
+                .option("checkpointLocation", checkpoint)
+                .trigger(availableNow=True)
+                .start()
+            )
+            try:
+                assert query.awaitTermination(240), "the AvailableNow query did not finish"
+                assert query.exception() is None, query.exception()
+                return [int(p["numInputRows"]) for p in query.recentProgress]
+            finally:
+                query.stop()
+
+        first = run()
+        expected += source_context.write_records(RECORDS // 2)
+        second = run()
+        for label, rows in (("first run", first), ("after the restart", second)):
+            assert rows and max(rows) <= limit, f"{label}: micro-batches of {rows} rows, limit {limit}"
+            assert sum(1 for r in rows if r) >= 2, f"{label}: {rows}: the limit should split the backlog"
+        assert_exactly_once(source_context, spark.read.parquet(out).collect(), expected)
