@@ -33,6 +33,9 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+MIN_SLICE_ROWS = 256
+"""Input rows are turned into Python dicts in slices of ``max(capacity, MIN_SLICE_ROWS)``."""
+
 CLOSE_TIMEOUT_S = 30.0
 """How long ``open``/``close`` of the function and the final cancellation may take."""
 
@@ -46,8 +49,8 @@ class AsyncWaitOperator:
     """Runs ``fn`` over every row of the input batches, ``capacity`` rows at a time.
 
     Input is pulled only when the queue has a free slot, so a task holds at most ``capacity``
-    elements plus the input batch it is taking rows from. Output rows are collected into Arrow
-    batches of ``output_batch_rows`` (the last one smaller).
+    elements, one slice of rows converted to dicts and the input batch it is taking rows from.
+    Output rows are collected into Arrow batches of ``output_batch_rows`` (the last one smaller).
     """
 
     def __init__(
@@ -90,10 +93,13 @@ class AsyncWaitOperator:
             _run(loop, fn.close())
 
     def _elements(self, batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[dict[str, Any], str | None]]:
-        # to_pylist builds new dicts per row: no element shares its value with another
+        # rows are converted a slice at a time (memory stays near capacity rows, not a whole batch);
+        # to_pylist builds new objects per row: no element shares its value with another
+        step = max(self._capacity, MIN_SLICE_ROWS)
         for batch in batches:
-            for row in batch.to_pylist():
-                yield row, key_of(row, self._key_columns)
+            for start in range(0, batch.num_rows, step):
+                for row in batch.slice(start, step).to_pylist():
+                    yield row, key_of(row, self._key_columns)
 
     def _drive(
         self,

@@ -259,3 +259,10 @@ def test_callback_style_function_completes_from_another_thread():
 
     out = list(operator(Callback())(batches(6, 6)))
     assert ids(out) == [1, 2, 2, 4, 5, 5]
+
+
+def test_a_large_input_batch_is_taken_a_slice_at_a_time_in_order():
+    fn = Sleeper(lambda i: 0.0)
+    out = list(operator(fn, capacity=4, out_rows=300)(batches(1000, 1000)))
+    assert ids(out) == list(range(1000)) and [b.num_rows for b in out] == [300, 300, 300, 100]
+    assert fn.peak <= 4
