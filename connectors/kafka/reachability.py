@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from connector_base import ConnectorError
+from connectors.kafka.client_errors import unrecoverable_cause
 from connectors.kafka.options import KafkaSourceOptions
 
 __all__ = ["ClusterUnreachableError", "OutageClock", "first_contact"]
@@ -44,10 +45,13 @@ class _Reports:
 
     def __init__(self) -> None:
         self.reason: str | None = None
+        self.unrecoverable: str | None = None
 
     def __call__(self, error: Any) -> None:
         if error.name() in _UNREACHABLE:
             self.reason = error.str()
+        if self.unrecoverable is None:  # a wrong password or an untrusted certificate: no grace
+            self.unrecoverable = unrecoverable_cause(error)
 
 
 def first_contact(options: KafkaSourceOptions) -> None:
@@ -67,6 +71,8 @@ def first_contact(options: KafkaSourceOptions) -> None:
         except Exception as e:  # this slice timed out: look at what librdkafka reported
             last = str(e)
         admin.poll(0)
+        if reports.unrecoverable is not None:
+            raise ConnectorError(f"connecting to Kafka failed: {reports.unrecoverable}")
         now = time.monotonic()
         if reports.reason is not None and now - began >= FIRST_CONTACT_GRACE_S:
             raise ClusterUnreachableError(_message(options, reports.reason))
