@@ -333,10 +333,11 @@ class SourceTestSuite:
             finally:
                 query.stop()
 
-        first = run()
-        expected += source_context.write_records(RECORDS // 2)
-        second = run()
-        for label, rows in (("first run", first), ("after the restart", second)):
+        def check(label: str, rows: list[int]) -> None:
             assert rows and max(rows) <= limit, f"{label}: micro-batches of {rows} rows, limit {limit}"
             assert sum(1 for r in rows if r) >= 2, f"{label}: {rows}: the limit should split the backlog"
+
+        check("first run", run())
+        expected += source_context.write_records(RECORDS // 2)
+        check("after the restart", run())
         assert_exactly_once(source_context, spark.read.parquet(out).collect(), expected)
