@@ -88,6 +88,15 @@ def test_defaults_follow_spark() -> None:
     assert parse(True, subscribe="a", minOffsetsPerTrigger="5").max_trigger_delay_ms == 15 * 60 * 1000
 
 
+def test_executor_fetch_wait_is_short_unless_set() -> None:
+    # a pooled consumer's parked fetch must not delay the next task's offset lookups by 500 ms
+    assert parse(subscribe="a").consumer_config()["fetch.wait.max.ms"] == 20
+    assert (
+        parse(subscribe="a", **{"kafka.fetch.max.wait.ms": "300"}).consumer_config()["fetch.wait.max.ms"]
+        == "300"
+    )
+
+
 def test_precedence_of_starting_positions() -> None:
     opts = parse(
         subscribe="a",
