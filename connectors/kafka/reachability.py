@@ -29,9 +29,10 @@ class ClusterUnreachableError(ConnectorError):
     """The bootstrap servers did not answer within the bound; the query fails instead of waiting."""
 
 
-def _message(options: KafkaSourceOptions, why: str) -> str:
+def _message(options: KafkaSourceOptions, why: str, waited_s: float) -> str:
     return (
-        f"cannot reach the Kafka cluster at kafka.bootstrap.servers={options.bootstrap_servers!r}: {why}. "
+        f"cannot reach the Kafka cluster at kafka.bootstrap.servers={options.bootstrap_servers!r} "
+        f"(waited {waited_s:.1f} s): {why}. "
         f"Check the host names and ports (the wait is bounded by kafka.default.api.timeout.ms, "
         f"now {options.api_timeout_ms} ms)"
     )
@@ -75,10 +76,10 @@ def first_contact(options: KafkaSourceOptions) -> None:
             raise ConnectorError(f"connecting to Kafka failed: {reports.unrecoverable}")
         now = time.monotonic()
         if reports.reason is not None and now - began >= FIRST_CONTACT_GRACE_S:
-            raise ClusterUnreachableError(_message(options, reports.reason))
+            raise ClusterUnreachableError(_message(options, reports.reason, now - began))
         if now >= deadline:
             raise ClusterUnreachableError(
-                _message(options, f"no answer within {options.api_timeout_ms} ms ({reports.reason or last})")
+                _message(options, f"no answer ({reports.reason or last})", now - began)
             )
 
 
@@ -105,5 +106,5 @@ class OutageClock:
             self._down_since = started
         if now - self._down_since >= self._bound_s:
             raise ClusterUnreachableError(
-                _message(options=self._options, why=f"no answer for {now - self._down_since:.0f} s ({error})")
+                _message(self._options, f"no answer ({error})", now - self._down_since)
             ) from error

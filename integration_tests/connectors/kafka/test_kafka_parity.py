@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -226,30 +227,35 @@ def _spark_checkpoint_with_offsets(spark: Any, checkpoint: str, offsets: dict[st
     q.stop()
 
 
+def _waited_s(error: BaseException) -> float:
+    """The connector's own wait, from its message (Spark's overhead on a loaded machine is not ours)."""
+    m = re.search(r"\(waited ([0-9.]+) s\)", str(error))
+    assert m is not None, str(error)
+    return float(m.group(1))
+
+
 def test_unreachable_bootstrap_fails_fast_batch_and_streaming(spark: Any, tmp_path: Any) -> None:
     refused = f"127.0.0.1:{free_port()}"
     for servers in (refused, "no-such-host.invalid:9092"):
-        began = time.monotonic()
         with pytest.raises(Exception, match="cannot reach the Kafka cluster") as e:
             spark.read.format(FORMAT).option("kafka.bootstrap.servers", servers).option(
                 "subscribe", "t"
             ).load().count()
         assert servers in str(e.value)
-        assert time.monotonic() - began < 30, "a batch read of an unreachable cluster must fail in seconds"
+        assert _waited_s(e.value) < 10, "an unreachable cluster must fail in seconds"
     df = (
         spark.readStream.format(FORMAT)
         .option("kafka.bootstrap.servers", refused)
         .option("subscribe", "t")
         .load()
     )
-    began = time.monotonic()
     query, _table = memory_query(df, tmp_path)
     try:
-        with pytest.raises(Exception, match="cannot reach the Kafka cluster"):
-            query.awaitTermination(60)
+        with pytest.raises(Exception, match="cannot reach the Kafka cluster") as e:
+            query.awaitTermination(120)
     finally:
         query.stop()
-    assert time.monotonic() - began < 30
+    assert _waited_s(e.value) < 10
 
 
 def test_min_offsets_per_trigger_does_not_delay_the_first_trigger(
