@@ -6,6 +6,7 @@ Threading: one instance per thread (enumerator discovery, the planner, each fetc
 from __future__ import annotations
 
 import logging
+import ssl
 from collections.abc import Iterator
 
 from connectors.pravega.controller_client import (
@@ -44,6 +45,7 @@ class PravegaClusterClient:
         self._stores: dict[tuple[str, int], SegmentStoreClient] = {}
         self._endpoints: dict[str, tuple[str, int]] = {}
         self._tokens: dict[StreamId, str] = {}
+        self._tls: ssl.SSLContext | None = None
 
     # --- controller -----------------------------------------------------------------------------
     def current_segments(self, scope: str, stream: str) -> list[SegmentRange]:
@@ -76,8 +78,16 @@ class PravegaClusterClient:
             endpoint = self._endpoints[key] = self.controller.endpoint(scope, stream, segment_id)
         store = self._stores.get(endpoint)
         if store is None:
-            store = self._stores[endpoint] = SegmentStoreClient(*endpoint)
+            store = self._stores[endpoint] = SegmentStoreClient(*endpoint, tls=self._tls_context())
         return store
+
+    def _tls_context(self) -> ssl.SSLContext | None:
+        """With ``tls_enabled``, a context trusting ``trust_store`` (else the system's CAs)."""
+        if not self.settings.tls_enabled:
+            return None
+        if self._tls is None:
+            self._tls = ssl.create_default_context(cafile=self.settings.trust_store or None)
+        return self._tls
 
     def _drop(self, scope: str, stream: str, segment_id: int) -> None:
         key = segment_split_id(scope, stream, segment_id)

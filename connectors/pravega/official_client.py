@@ -15,7 +15,7 @@ __all__ = ["official_manager"]
 
 
 def official_manager(c: ConnectionSettings) -> Any:
-    """A ``StreamManager``; credentials reach the Rust client through its environment variables."""
+    """A ``StreamManager``; credentials and the trust store reach the Rust client through its environment."""
     import pravega_client
 
     if c.auth_enabled:
@@ -26,4 +26,6 @@ def official_manager(c: ConnectionSettings) -> Any:
             os.environ["pravega_client_auth_method"] = "Basic"
             os.environ["pravega_client_auth_username"] = c.username or ""
             os.environ["pravega_client_auth_password"] = c.password or ""
+    if c.tls_enabled and c.trust_store:
+        os.environ["pravega_client_tls_cert_path"] = c.trust_store  # a PEM file of trusted certificates
     return pravega_client.StreamManager(c.controller, c.auth_enabled, c.tls_enabled)

@@ -14,6 +14,7 @@ Threading: one client per thread (a fetcher thread or the driver's planning thre
 from __future__ import annotations
 
 import socket
+import ssl
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -119,9 +120,18 @@ class _Body:
 class SegmentStoreClient:
     """One wire-protocol connection to a segment store (see the module docstring)."""
 
-    def __init__(self, host: str, port: int, timeout_s: float = SOCKET_TIMEOUT_S) -> None:
+    def __init__(
+        self, host: str, port: int, timeout_s: float = SOCKET_TIMEOUT_S, tls: ssl.SSLContext | None = None
+    ) -> None:
         self.endpoint = f"{host}:{port}"
-        self._sock = socket.create_connection((host, port), timeout=timeout_s)
+        sock = socket.create_connection((host, port), timeout=timeout_s)
+        if tls is not None:
+            try:
+                sock = tls.wrap_socket(sock, server_hostname=host)
+            except ssl.SSLError as e:
+                sock.close()
+                raise ConnectorError(f"TLS handshake with segment store {self.endpoint} failed: {e}") from e
+        self._sock = sock
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 * MAX_READ_BYTES)
         self._file = self._sock.makefile("rb", buffering=2 * MAX_READ_BYTES)
