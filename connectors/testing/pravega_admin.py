@@ -145,8 +145,8 @@ def admin_for(
     tls = controller_uri.startswith("tls://")
     auth = False
     if security is not None:
-        if security.tls and security.cert is not None:
-            trust_store = trust_store or str(security.cert)
+        if security.tls and security.ca_cert is not None:
+            trust_store = trust_store or str(security.ca_cert)
         if security.auth:
             auth = True
             username = username or security.username

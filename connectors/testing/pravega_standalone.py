@@ -70,6 +70,7 @@ class StandaloneSecurity:
     """TLS and authentication settings of a standalone server (files made by the caller).
 
     ``cert``/``key`` are PEM files (the segment store and the controller's gRPC server),
+    ``ca_cert`` the PEM certificate clients trust,
     ``keystore``/``keystore_password_file``/``truststore`` JKS files (the controller's clients),
     ``password_file`` the accounts database (``user:hash:acl`` lines), ``username``/``password``
     the credentials the in-process controller uses towards the segment store.
@@ -77,6 +78,7 @@ class StandaloneSecurity:
 
     tls: bool = False
     cert: Path | None = None
+    ca_cert: Path | None = None
     key: Path | None = None
     keystore: Path | None = None
     keystore_password_file: Path | None = None
@@ -125,10 +127,15 @@ class PravegaStandalone:
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
+    def host(self) -> str:
+        """The host clients connect to: ``localhost`` with TLS (rustls verifies no IP addresses)."""
+        return "localhost" if self.security.tls else "127.0.0.1"
+
+    @property
     def controller_uri(self) -> str:
         """``tcp://`` or ``tls://`` URI of the controller."""
         scheme = "tls" if self.security.tls else "tcp"
-        return f"{scheme}://127.0.0.1:{self.controller_port}"
+        return f"{scheme}://{self.host}:{self.controller_port}"
 
     def command(self) -> list[str]:
         """The JVM command line (ports must be chosen first)."""
@@ -145,7 +152,7 @@ class PravegaStandalone:
             "singlenode.admin.gateway.enable": "false",
             "singlenode.metrics.enable": "false",
             "pravegaservice.service.listener.host.nameOrIp": "127.0.0.1",
-            "pravegaservice.service.published.host.nameOrIp": "127.0.0.1",
+            "pravegaservice.service.published.host.nameOrIp": self.host,
             "logback.configurationFile": str(logback),
             **self.security.properties(),
         }
