@@ -52,7 +52,7 @@ def _java_murmur2_partition(key: bytes, partitions: int) -> int:
     return (h & 0x7FFFFFFF) % partitions
 
 
-@pytest.mark.parametrize("starting", ["latest", "LATEST", "minus-one-json"])
+@pytest.mark.parametrize("starting", ["latest", "minus-one-json"])
 def test_read_stream_starting_offsets_latest(
     spark: Any, kafka_cluster: KafkaBroker, tmp_path: Any, starting: str
 ) -> None:
