@@ -36,8 +36,14 @@ from connector_base import (
     VersionedSerializer,
 )
 from connector_base.serialization import Json
-from connector_base.spark import Backlog, Position, ReadLimitOptions, SourceDataSource, SplitPlanner
-from connector_base.spark.read_limits import parse_positive_int
+from connector_base.spark import (
+    Backlog,
+    Position,
+    ReadLimitOptions,
+    SourceDataSource,
+    SplitPlanner,
+    parse_positive_int,
+)
 
 Row = tuple[str, int, str]
 UNBOUNDED = -1
