@@ -13,6 +13,7 @@ import collections
 import os
 import time
 from collections.abc import Hashable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ from connectors.pravega.reader_group_source import PravegaReaderGroupSource
 from connectors.testing.pravega_cluster import PravegaCluster, run_isolated, unique_name
 
 pytestmark = [pytest.mark.integration]
+GOLDEN = Path(__file__).parents[3] / "unit_tests" / "connectors" / "pravega" / "golden"
 
 
 def _scale(cluster: PravegaCluster, scope: str, stream: str) -> None:
@@ -32,15 +34,15 @@ def _scale(cluster: PravegaCluster, scope: str, stream: str) -> None:
 
     Split first: Pravega refuses a scale that leaves fewer segments than the stream was created with.
     """
-    control = cluster.control
-    active = sorted(control.active_segments(scope, stream), key=lambda s: s["min_key"])
+    admin = cluster.admin
+    active = sorted(admin.active_segments(scope, stream), key=lambda s: s["min_key"])
     low, second, high = active[0], active[1], active[-1]
-    control.split(scope, stream, high["id"])
-    control.scale(scope, stream, [low["id"], second["id"]], [(low["min_key"], second["max_key"])])
+    admin.split(scope, stream, high["id"])
+    admin.scale(scope, stream, [low["id"], second["id"]], [(low["min_key"], second["max_key"])])
 
 
 class PravegaReaderGroupTestContext(SourceTestContext):
-    """A fresh 3-segment stream and group per test; ``add_split`` scales (emulator control)."""
+    """A fresh 3-segment stream and group per test; ``add_split`` scales through the controller."""
 
     spark_format = "pravega"
 
@@ -48,7 +50,7 @@ class PravegaReaderGroupTestContext(SourceTestContext):
         self.cluster = cluster
         self.scope, self.stream = new_stream(cluster, segments=3)
         self.group = unique_name("rg")
-        self.supports_new_splits = cluster.is_emulator
+        self.supports_new_splits = True
         self.next = 0
 
     def spark_options(self, continuous: bool) -> dict[str, str]:
@@ -73,12 +75,25 @@ class PravegaReaderGroupTestContext(SourceTestContext):
     def key(self, record: Any) -> Hashable:
         return (bytes(record[0]),)
 
+    def split_golden_files(self) -> dict[str, Any]:
+        from connectors.pravega.reader_group_split import PravegaReaderGroupSplit, ReaderSegmentPosition
+
+        merged = 1 << 32
+        positions = (ReaderSegmentPosition(2, 120), ReaderSegmentPosition(merged, 0, 300, (0, 1)))
+        return {
+            str(GOLDEN / "reader_group_split_v1.json"): PravegaReaderGroupSplit("shop", "orders", "rg", 1),
+            str(GOLDEN / "reader_group_split_v2.json"): PravegaReaderGroupSplit(
+                "shop", "orders", "rg", 1, positions, ((2, 500), (merged, 300))
+            ),
+        }
+
 
 class TestPravegaReaderGroupSplits(SourceTestSuite):
-    """The kit's local checks; Spark refuses the mode, so its two Spark checks are not collected."""
+    """The kit's local checks; Spark refuses the mode, so its Spark checks are not collected."""
 
     test_spark_batch_and_available_now_stream_agree = None  # type: ignore[assignment]
     test_invalid_options_fail_early_and_clearly = None  # type: ignore[assignment]
+    test_spark_stream_honours_the_limit_and_restarts_from_its_checkpoint = None  # type: ignore[assignment]
 
     @pytest.fixture
     def source_context(self, pravega_cluster: PravegaCluster) -> Iterator[PravegaReaderGroupTestContext]:
@@ -104,8 +119,8 @@ def _wait_distinct(rt: LocalRuntime[Any, Any, Any], prior: list[Any], want: int,
 
 
 @pytest.mark.timeout(240)
-def test_checkpoint_and_restore_across_a_scale(emulator_cluster: PravegaCluster, tmp_path: Any) -> None:
-    ctx = PravegaReaderGroupTestContext(emulator_cluster)
+def test_checkpoint_and_restore_across_a_scale(pravega_cluster: PravegaCluster, tmp_path: Any) -> None:
+    ctx = PravegaReaderGroupTestContext(pravega_cluster)
     expected = [r[0] for r in ctx.write_records(300)]
     path = os.path.join(str(tmp_path), "ckpt.json")
     rt = LocalRuntime(
@@ -129,8 +144,8 @@ def test_checkpoint_and_restore_across_a_scale(emulator_cluster: PravegaCluster,
 
 
 @pytest.mark.timeout(240)
-def test_failed_reader_across_a_scale(emulator_cluster: PravegaCluster) -> None:
-    ctx = PravegaReaderGroupTestContext(emulator_cluster)
+def test_failed_reader_across_a_scale(pravega_cluster: PravegaCluster) -> None:
+    ctx = PravegaReaderGroupTestContext(pravega_cluster)
     expected = [r[0] for r in ctx.write_records(300)]
     with LocalRuntime(
         ctx.create_source(continuous=True), 2, reader_config={"source.reader.element.queue.capacity": 1}
@@ -147,8 +162,8 @@ def test_failed_reader_across_a_scale(emulator_cluster: PravegaCluster) -> None:
 
 
 @pytest.mark.timeout(180)
-def test_bounded_read_follows_successors_to_the_end_cut(emulator_cluster: PravegaCluster) -> None:
-    ctx = PravegaReaderGroupTestContext(emulator_cluster)
+def test_bounded_read_follows_successors_to_the_end_cut(pravega_cluster: PravegaCluster) -> None:
+    ctx = PravegaReaderGroupTestContext(pravega_cluster)
     expected = [r[0] for r in ctx.write_records(200)]
     expected += [r[0] for r in ctx.add_split(200)]
     with LocalRuntime(ctx.create_source(continuous=False), 2) as rt:
