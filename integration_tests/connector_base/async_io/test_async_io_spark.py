@@ -28,7 +28,9 @@ def small_arrow_batches(spark):
 
 def test_ordered_batch_peak_in_flight_is_capacity_and_order_holds(spark, service, small_arrow_batches):
     df = spark.range(0, 400, numPartitions=2)
-    out = ordered_wait(df, HttpLookup(service.url), LOOKUP_SCHEMA, timeout=10.0, capacity=8).collect()
+    # 50 ms per call: long enough for the service to see all 8 calls of a task at once on a busy machine
+    fn = HttpLookup(service.url, params={"latency_ms": "50"})
+    out = ordered_wait(df, fn, LOOKUP_SCHEMA, timeout=10.0, capacity=8).collect()
     assert [r.id for r in out] == list(range(400))
     assert all(r.value == f"value-{r.id}" for r in out)
     peaks = service.stats()["group_peak"]
@@ -37,7 +39,7 @@ def test_ordered_batch_peak_in_flight_is_capacity_and_order_holds(spark, service
 
 
 def test_unordered_emits_in_completion_order(spark, service):
-    df = spark.createDataFrame([(i, 400 - 60 * i) for i in range(6)], "id long, latency_ms int").coalesce(1)
+    df = spark.createDataFrame([(i, 900 - 150 * i) for i in range(6)], "id long, latency_ms int").coalesce(1)
     out = unordered_wait(df, HttpLookup(service.url), LOOKUP_SCHEMA, timeout=10.0, capacity=8).collect()
     assert [r.id for r in out] == [5, 4, 3, 2, 1, 0]
 
