@@ -1,7 +1,10 @@
 """Async I/O throughput per task against a 10 ms HTTP service, next to the synchronous alternatives.
 
 One Spark task (one partition) calls the scripted aiohttp service for every row:
-  - ``ordered_wait`` with ``capacity`` C, against the ideal 0.8 x C / latency;
+  - ``ordered_wait`` with ``capacity`` C, against the ideal 0.8 x C / latency, once with aiohttp's
+    client and once with a bare asyncio-streams client (far less CPU per call, so the operator's
+    own cost shows where aiohttp's would hide it);
+  - a bare aiohttp client without Spark, at the same concurrency (the machine's ceiling);
   - a plain Python UDF (one blocking call at a time);
   - an Arrow Python UDF with ``spark.sql.execution.pythonUDF.arrow.concurrency.level`` = C (a thread
     pool per Arrow batch).
@@ -21,7 +24,7 @@ from typing import Any
 
 from connector_base.async_io import ordered_wait
 from connector_base.spark import local_spark_session
-from connectors.testing.async_lookups import BlockingHttpLookup, HttpLookup
+from connectors.testing.async_lookups import BlockingHttpLookup, HttpLookup, StreamHttpLookup
 from connectors.testing.scripted_http_service import start_http_service
 
 CONCURRENCY_CONF = "spark.sql.execution.pythonUDF.arrow.concurrency.level"
@@ -76,6 +79,10 @@ def main(argv: list[str] | None = None) -> int:
             fn = HttpLookup(service.url)
             return ordered_wait(df, fn, "id long, value string, attempt int", timeout=30.0, capacity=capacity)
 
+        def async_io_streams(df: Any) -> Any:
+            fn = StreamHttpLookup(service.url)
+            return ordered_wait(df, fn, "id long, value string, attempt int", timeout=30.0, capacity=capacity)
+
         def plain_udf(df: Any) -> Any:
             return df.select(col("id"), udf(blocking, "string", useArrow=False)(col("id")).alias("value"))
 
@@ -83,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             return df.select(col("id"), udf(blocking, "string", useArrow=True)(col("id")).alias("value"))
 
         rate_async = _timed(spark, async_io, args.rows)
+        rate_streams = _timed(spark, async_io_streams, args.rows)
         rate_sync = _timed(spark, plain_udf, args.sync_rows)
         rate_threads = None
         if supported:
@@ -98,6 +106,9 @@ def main(argv: list[str] | None = None) -> int:
             f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores",
             f"  ordered_wait               {rate_async:9,.0f} rows/s = "
             f"{rate_async / ideal:.2f} x 0.8*C/latency ({ideal:,.0f})",
+            f"  ordered_wait, streams client{rate_streams:9,.0f} rows/s = "
+            f"{rate_streams / ideal:.2f} x 0.8*C/latency, {rate_streams / rate_sync:.1f}x the plain UDF"
+            + ("" if rate_threads is None else f", {rate_streams / rate_threads:.2f}x the Arrow UDF"),
             f"  aiohttp alone, no Spark    {ceiling:9,.0f} rows/s (this machine's client + service ceiling)",
             f"  plain Python UDF           {rate_sync:9,.0f} rows/s: "
             f"ordered_wait is {rate_async / rate_sync:.1f}x",
