@@ -25,6 +25,7 @@ Threading: none; everything is called from the test's thread.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from dataclasses import dataclass
@@ -57,6 +58,18 @@ _LOGBACK = """<configuration>
   <root level="WARN"><appender-ref ref="FILE"/></root>
 </configuration>
 """
+
+
+_WATCHDOG = (
+    'java_cmd() { "$@" & }; java_cmd "$@"; jvm=$!; trap \'kill $jvm; wait $jvm; exit 0\' TERM; '
+    "while kill -0 {parent} 2>/dev/null && kill -0 $jvm 2>/dev/null; do sleep 2; done; "
+    "kill $jvm 2>/dev/null; wait $jvm"
+)
+
+
+def _watched(command: list[str]) -> list[str]:
+    """``command`` under a shell that stops it when this process dies (even by SIGKILL)."""
+    return ["sh", "-c", _WATCHDOG.replace("{parent}", str(os.getpid())), "pravega-standalone", *command]
 
 
 def standalone_classpath() -> list[Path]:
@@ -167,7 +180,7 @@ class PravegaStandalone:
         """Start the JVM and wait until the controller creates a scope."""
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.zk_port, self.controller_port, self.segment_store_port = free_port(), free_port(), free_port()
-        command = self.command()
+        command = _watched(self.command())
         began = time.monotonic()
         self._process = spawn_group(command, self.work_dir / "standalone.out", cwd=self.work_dir)
         try:
