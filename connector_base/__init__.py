@@ -15,6 +15,7 @@ from connector_base.errors import (
     ReaderFailedError,
     SerializationError,
 )
+from connector_base.range_query_split_reader import RangeQuerySplitReader
 from connector_base.record_emitter import RecordEmitter
 from connector_base.records_with_split_ids import RecordsBySplits, RecordsWithSplitIds
 from connector_base.serialization import FunctionSerializer, ListSerializer, VersionedSerializer
@@ -39,6 +40,7 @@ __all__ = [
     "ListSerializer",
     "MalformedRecordError",
     "MutableSplitState",
+    "RangeQuerySplitReader",
     "ReaderFailedError",
     "ReaderInfo",
     "ReaderOutput",

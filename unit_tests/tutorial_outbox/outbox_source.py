@@ -10,7 +10,6 @@ ids may have gaps (deleted rows), which makes ``end - start`` an upper bound of 
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -22,17 +21,14 @@ from connector_base import (
     Boundedness,
     FunctionSerializer,
     InvalidOptionError,
+    RangeQuerySplitReader,
     ReaderOutput,
-    RecordsBySplits,
     SingleThreadMultiplexSourceReaderBase,
     Source,
     SourceReaderContext,
     SourceSplit,
     SplitEnumerator,
     SplitEnumeratorContext,
-    SplitReader,
-    SplitsAddition,
-    SplitsChange,
     VersionedSerializer,
 )
 from connector_base.serialization import Json
@@ -141,48 +137,26 @@ class OutboxSplitSerializer(VersionedSerializer[OutboxSplit]):
 
 
 # --- 2. the SplitReader -------------------------------------------------------------------------------
-class OutboxSplitReader(SplitReader[Row, OutboxSplit]):
-    """Reads up to ``FETCH_ROWS`` rows per table per fetch, never at or past a split's end."""
+class OutboxSplitReader(RangeQuerySplitReader[Row, OutboxSplit]):
+    """One range query per table and fetch; the base tracks positions and finishes bounded splits."""
+
+    fetch_size = FETCH_ROWS
 
     def __init__(self, path: str) -> None:
+        super().__init__()
         self._conn = connect(path)
-        self._splits: dict[str, list[int]] = {}  # table -> [next id, end]
-        self._wake = threading.Event()
 
     @override
-    def fetch(self) -> RecordsBySplits[Row]:
-        out: RecordsBySplits[Row] = RecordsBySplits()
-        produced = False
-        for table, state in list(self._splits.items()):
-            nxt, end = state
-            upper = end if end != UNBOUNDED else 2**62
-            rows = self._conn.execute(
-                f'SELECT id, payload FROM "{table}" WHERE id >= ? AND id < ? ORDER BY id LIMIT ?',
-                (nxt, upper, FETCH_ROWS),
-            ).fetchall()
-            if rows:
-                out.add_all(table, [(table, int(i), str(p)) for i, p in rows])
-                state[0] = int(rows[-1][0]) + 1
-                produced = True
-            if end != UNBOUNDED and (len(rows) < FETCH_ROWS or state[0] >= end):
-                out.add_finished_split(table)  # fewer rows than asked: nothing left below end
-                del self._splits[table]
-        if not produced and not out.finished_splits():
-            self._wake.wait(0.05)
-            self._wake.clear()
-        return out
+    def query(self, split: OutboxSplit, start: int, end: int | None, limit: int) -> list[Row]:
+        rows = self._conn.execute(
+            f'SELECT id, payload FROM "{split.table}" WHERE id >= ? AND id < ? ORDER BY id LIMIT ?',
+            (start, 2**62 if end is None else end, limit),
+        ).fetchall()
+        return [(split.table, int(i), str(p)) for i, p in rows]
 
     @override
-    def handle_splits_changes(self, change: SplitsChange[OutboxSplit]) -> None:
-        for split in change.splits:
-            if isinstance(change, SplitsAddition):
-                self._splits[split.table] = [split.start, split.end]
-            else:
-                self._splits.pop(split.table, None)
-
-    @override
-    def wake_up(self) -> None:
-        self._wake.set()
+    def position_after(self, record: Row) -> int:
+        return record[1] + 1
 
     @override
     def close(self) -> None:
