@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from connector_base.testing import SourceTestContext, SourceTestSuite
-from connectors.sequence import SequenceOptions, SequenceSource
+from connectors.sequence import SequenceOptions, SequenceSource, SequenceSplit
 
 PARTITIONS = 3
+GOLDEN = Path(__file__).parents[2] / "connector_base" / "golden"
 
 
 class SequenceTestContext(SourceTestContext):
@@ -32,6 +34,9 @@ class SequenceTestContext(SourceTestContext):
             "rowsPerPartition": str(self.rows),
             "maxRecordsPerTrigger": "250",
         }
+
+    def split_golden_files(self) -> dict[str, Any]:
+        return {str(GOLDEN / "sequence_split_v1.json"): SequenceSplit(3, 17, 100)}
 
     def invalid_options(self) -> list[tuple[dict[str, str], str]]:
         return [
