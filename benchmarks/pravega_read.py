@@ -1,6 +1,7 @@
 """Benchmark: a bounded Spark read with ``format("pravega")`` against the official client's reader group.
 
-On one Pravega emulator in one run: ``--events`` events (default 1,000,000) of ``--size`` bytes
+On one Pravega server in one run (``--backend``: the real Pravega standalone 0.13.0 by default, or
+the project's emulator): ``--events`` events (default 1,000,000) of ``--size`` bytes
 (100) over ``--segments`` segments (4) are read (a) through Spark ``local[2]`` with segment splits
 (summing the event lengths) and (b) by a reader group of the official ``pravega_client`` with one
 reader per segment, all in one process (``get_segment_slice_async``, summing the event lengths).
@@ -11,8 +12,9 @@ rounds (default 3); the best counts. Also printed: Spark's own floor for the sam
 yielding pre-built Arrow batches of the same schema, ``benchmarks/spark_floor.py``) and the
 connector's segment readers without Spark.
 
-    python benchmarks/pravega_read.py                    # 1,000,000 events
+    python benchmarks/pravega_read.py                    # 1,000,000 events on the standalone server
     python benchmarks/pravega_read.py --events 100000    # quick run
+    python benchmarks/pravega_read.py --backend emulator
 """
 
 from __future__ import annotations
@@ -25,7 +27,12 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from connectors.testing.pravega_cluster import run_isolated, start_emulator, unique_name  # noqa: E402
+from connectors.testing.pravega_cluster import (  # noqa: E402
+    Backend,
+    pravega_cluster,
+    run_isolated,
+    unique_name,
+)
 
 ROUTING_KEYS = 64
 
@@ -130,10 +137,16 @@ def main() -> None:
     parser.add_argument("--segments", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=3, help="untimed rounds of each side first")
+    parser.add_argument(
+        "--backend", choices=(Backend.STANDALONE, Backend.EMULATOR), default=Backend.STANDALONE
+    )
     args = parser.parse_args()
 
-    with start_emulator() as emulator:
-        uri = emulator.cluster.controller_uri
+    started = time.perf_counter()
+    with pravega_cluster(backend=args.backend) as cluster:
+        ready = time.perf_counter() - started
+        print(f"{args.backend} Pravega ready in {ready:.1f} s; load average {os.getloadavg()}")
+        uri = cluster.controller_uri
         scope, stream = unique_name("bench"), unique_name("events")
         took = run_isolated(write, uri, scope, stream, args.events, args.size, args.segments, timeout=3600)
         print(f"wrote {args.events:,} events of {args.size} B over {args.segments} segments in {took:.1f} s")
@@ -172,6 +185,7 @@ def main() -> None:
             run_isolated(direct_read, uri, scope, stream, timeout=3600)[0] for _ in range(args.rounds)
         )
 
+    print(f"backend: {args.backend}; load average after the run {os.getloadavg()}")
     spark_rate = args.events / best_spark
     rg_rate = args.events / best_rg
     print(f"spark format('pravega') segment splits: {spark_rate:,.0f} events/s ({best_spark:.2f} s)")
