@@ -17,6 +17,7 @@ is the installed version when it is served, else ``NEWEST_SERVED`` (a pinned, tr
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from connectors.testing.maven import MavenError, resolve_classpath
@@ -24,6 +25,7 @@ from connectors.testing.maven import MavenError, resolve_classpath
 __all__ = [
     "NEWEST_SERVED",
     "SCALA_BINARY",
+    "not_shipped",
     "pyspark_jar_names",
     "served_version",
     "spark_kafka_jars",
@@ -53,13 +55,17 @@ def pyspark_jar_names() -> set[str]:
     return {_artifact(p.name) for p in _pyspark_jars_dir().glob("*.jar")}
 
 
+def not_shipped(jars: Iterable[Path], shipped: set[str]) -> list[Path]:
+    """``jars`` whose artifact (the file name without its version) is not in ``shipped``."""
+    return sorted(p for p in jars if _artifact(p.name) not in shipped)
+
+
 def spark_kafka_jars(version: str) -> list[Path]:
     """The jars of Spark's Kafka source ``version`` that pyspark does not already ship."""
     libs = resolve_classpath(
         f"spark-sql-kafka-{version}", [f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_BINARY}:{version}"]
     )
-    shipped = pyspark_jar_names()
-    jars = sorted(p for p in libs.glob("*.jar") if _artifact(p.name) not in shipped)
+    jars = not_shipped(libs.glob("*.jar"), pyspark_jar_names())
     if not any(p.name.startswith("spark-sql-kafka-0-10") for p in jars):
         raise MavenError(f"spark-sql-kafka-0-10 {version}: the resolved classpath {libs} has no source jar")
     return jars
