@@ -66,6 +66,10 @@ class Gap(Enum):
     HIGH_WATERMARK_BATCHED = "high watermark is wrong after a batched produce"
     RESTART = "in-memory storage: a restart loses every record"
     KIP848 = "no KIP-848 consumer group protocol"
+    RETENTION = (
+        "a topic's retention.ms does not remove records older than it (measured: nothing removed "
+        "within 20 s with retention.ms=300000, segment.ms=60000 and 10-minute-old records)"
+    )
 
 
 @dataclass
@@ -255,7 +259,9 @@ def start_noida_db(port: int | None = None, data_dir: str | None = None) -> Kafk
     broker = KafkaBroker(
         kind="noida-db",
         bootstrap=f"127.0.0.1:{port}",
-        gaps=frozenset({Gap.OFFSETS_FOR_TIMES_EXPIRES, Gap.ABORTED_TXN_AFTER_MARKER, Gap.KIP848}),
+        gaps=frozenset(
+            {Gap.OFFSETS_FOR_TIMES_EXPIRES, Gap.ABORTED_TXN_AFTER_MARKER, Gap.KIP848, Gap.RETENTION}
+        ),
         _proc=proc,
         _cmd=cmd,
         _log=log,
@@ -304,6 +310,7 @@ def start_tansu(port: int | None = None) -> KafkaBroker:
                 Gap.HIGH_WATERMARK_BATCHED,
                 Gap.RESTART,
                 Gap.KIP848,
+                Gap.RETENTION,
             }
         ),
         # tansu's high watermark is right only when every produce request holds one record

@@ -1,9 +1,10 @@
 """Kafka brokers for the integration tests: one session broker per kind that can run here.
 
-``kafka_cluster`` is parametrized over real Kafka (Testcontainers, only where a Docker engine
-answers), noida-db and tansu (``KAFKA_BROKERS=noida-db,tansu`` chooses); each declares its gaps and
-``require(broker, *gaps)`` skips a test that needs one. ``noida`` is the same noida-db broker, for
-tests that need its features (delete_records, CreatePartitions, transactions) on one broker only.
+``kafka_cluster`` is parametrized over real Apache Kafka (a child JVM wherever java and mvn exist;
+else Testcontainers where a Docker engine answers), noida-db and tansu
+(``KAFKA_BROKERS=apache-kafka,noida-db`` chooses); each stand-in declares its gaps and
+``require(broker, *gaps)`` skips a test that needs one (real Kafka has none). ``reference_broker`` is
+one of the same brokers, the most faithful chosen, for heavy tests that run on one broker only.
 The logic lives in :mod:`connectors.testing.kafka_cluster`.
 """
 
@@ -47,10 +48,14 @@ def kafka_cluster(request: Any) -> KafkaBroker:
     return _broker(request.param)
 
 
+_FAITHFUL_FIRST = ("apache-kafka", "kafka", "noida-db", "tansu")
+
+
 @pytest.fixture(scope="session")
-def noida() -> KafkaBroker:
-    """The noida-db broker (the main local broker)."""
-    return _broker("noida-db")
+def reference_broker() -> KafkaBroker:
+    """One broker for tests that need a faithful broker rather than every kind (real Kafka first)."""
+    kinds = _kinds()
+    return _broker(next((k for k in _FAITHFUL_FIRST if k in kinds), kinds[0]))
 
 
 def require(broker: KafkaBroker, *gaps: Gap) -> None:

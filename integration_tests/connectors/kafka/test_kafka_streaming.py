@@ -272,13 +272,15 @@ def test_invalid_stream_options_fail_at_start(spark: Any, kafka_cluster: KafkaBr
 
 
 @pytest.mark.parametrize("fail", [True, False])
-def test_deleted_topic_fails_or_is_dropped(spark: Any, noida: KafkaBroker, tmp_path: Any, fail: bool) -> None:
-    keep, doomed = noida.create_topic(1), noida.create_topic(1)
-    noida.produce(keep, [b"k"] * 10)
-    noida.produce(doomed, [b"d"] * 10)
+def test_deleted_topic_fails_or_is_dropped(
+    spark: Any, reference_broker: KafkaBroker, tmp_path: Any, fail: bool
+) -> None:
+    keep, doomed = reference_broker.create_topic(1), reference_broker.create_topic(1)
+    reference_broker.produce(keep, [b"k"] * 10)
+    reference_broker.produce(doomed, [b"d"] * 10)
     df = stream(
         spark,
-        noida,
+        reference_broker,
         subscribe=f"{keep},{doomed}",
         startingOffsets="earliest",
         failOnDataLoss=str(fail).lower(),
@@ -286,10 +288,10 @@ def test_deleted_topic_fails_or_is_dropped(spark: Any, noida: KafkaBroker, tmp_p
     query, table = memory_query(df, tmp_path)
     try:
         wait_rows(spark, table, 20, query)
-        admin = noida.admin()
+        admin = reference_broker.admin()
         for f in admin.delete_topics([doomed]).values():
             f.result(30)
-        noida.produce(keep, [b"k2"] * 5)
+        reference_broker.produce(keep, [b"k2"] * 5)
         if fail:
             with pytest.raises(Exception) as info:  # awaitTermination raises the query's failure
                 query.awaitTermination(120)
@@ -300,3 +302,51 @@ def test_deleted_topic_fails_or_is_dropped(spark: Any, noida: KafkaBroker, tmp_p
             assert sorted(values_of(rows)).count(b"k2") == 5
     finally:
         query.stop()
+
+
+@pytest.mark.parametrize("fail", [True, False])
+def test_records_removed_by_retention_fail_or_are_skipped(
+    spark: Any, kafka_cluster: KafkaBroker, tmp_path: Any, fail: bool
+) -> None:
+    """Retention (not delete_records) removes the first records; batch and stream see the same loss."""
+    require(kafka_cluster, Gap.RETENTION)
+    # a 10-minute-old first segment, rolled by segment.ms when current records follow, then deleted
+    # by the 5-minute retention (the broker checks every second); the current records stay
+    topic = kafka_cluster.create_topic(1, **{"retention.ms": "300000", "segment.ms": "60000"})
+    old = int(time.time() * 1000) - 600_000
+    kafka_cluster.produce(topic, [f"old{i}".encode() for i in range(40)], timestamps=[old] * 40)
+    kafka_cluster.produce(topic, [f"new{i}".encode() for i in range(60)])
+    _wait_log_start(kafka_cluster, topic, 40)
+    start = json.dumps({topic: {"0": 0}})
+    options = {"subscribe": topic, "startingOffsets": start, "failOnDataLoss": str(fail).lower()}
+    stream_df = stream(spark, kafka_cluster, **options).load()
+    if fail:
+        with pytest.raises(Exception) as info:
+            reader(spark, kafka_cluster, **options).load().collect()
+        assert f"topic {topic} partition 0" in str(info.value) and "[0, 40)" in str(info.value)
+        query, _table = memory_query(stream_df, tmp_path, {"availableNow": True})
+        with pytest.raises(Exception) as info:
+            query.awaitTermination(120)
+        assert f"data loss in topic {topic} partition 0" in str(info.value), str(info.value)[:2000]
+        return
+    rows = reader(spark, kafka_cluster, **options).load().collect()
+    assert [r["offset"] for r in rows] == list(range(40, 100))
+    _query, streamed = _run_available_now(spark, stream_df, tmp_path)
+    assert sorted(r["offset"] for r in streamed) == list(range(40, 100))
+
+
+def _wait_log_start(broker: KafkaBroker, topic: str, offset: int, timeout_s: float = 60.0) -> None:
+    from confluent_kafka import TopicPartition
+
+    consumer = broker.consumer()
+    try:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            low, _high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+            if low >= offset:
+                assert low == offset, f"retention removed {low} records, expected {offset}"
+                return
+            time.sleep(0.5)
+    finally:
+        consumer.close()
+    raise AssertionError(f"retention did not remove the first {offset} records of {topic} in {timeout_s}s")
