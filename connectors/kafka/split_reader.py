@@ -162,23 +162,41 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         a.next_offset = resume
 
     def _watermarks(self, tp: tuple[str, int], retry: bool) -> tuple[int, int]:
-        """``(low, high)``; a partition this consumer's metadata does not know yet is retried."""
+        """``(low, high)``; with ``retry``, a partition this consumer's metadata does not know yet
+        (it may be new) is waited for, and a cluster that does not answer (a broker restarting) as
+        long as the driver waits for one: (``fetchOffset.numRetries`` + 1) x ``kafka.default.api.timeout.ms``.
+        """
         import time
 
-        from confluent_kafka import TopicPartition
+        from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
-        deadline = time.monotonic() + (NEW_PARTITION_WAIT_S if retry else 0)
+        began = time.monotonic()
+        outage_s = (self._options.fetch_offset_retries + 1) * self._options.api_timeout_ms / 1000.0
         while True:
             try:
                 low, high = self._consumer.get_watermark_offsets(
                     TopicPartition(tp[0], tp[1]), timeout=WATERMARK_TIMEOUT_S, cached=False
                 )
                 return int(low), int(high)
-            except Exception:
-                if time.monotonic() >= deadline:
+            except KafkaException as e:
+                code = e.args[0].code() if e.args else None
+                unreachable = code in (
+                    KafkaError._TRANSPORT,
+                    KafkaError._TIMED_OUT,
+                    KafkaError._ALL_BROKERS_DOWN,
+                )
+                waited = time.monotonic() - began
+                if not retry or waited >= outage_s:
                     raise
+                # unknown to this consumer past the grace: wait on only while the cluster lists it
+                # (a restarted broker answers before its partitions have leaders again)
+                if not unreachable and waited >= NEW_PARTITION_WAIT_S and not self._partition_exists(tp):
+                    raise
+            try:
                 self._consumer.list_topics(tp[0], timeout=5)  # refresh metadata (a new partition)
-                time.sleep(0.1)
+            except KafkaException as e:  # the cluster does not answer yet: wait on
+                LOG.debug("metadata refresh for %s failed, retrying: %s", tp, e)
+            time.sleep(0.2)
 
     def _partition_exists(self, tp: tuple[str, int]) -> bool:
         try:

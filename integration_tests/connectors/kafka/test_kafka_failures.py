@@ -1,4 +1,4 @@
-"""Failures: the driver SIGKILLed at several points, a broker restarted during a query (noida-db)."""
+"""Failures: the driver SIGKILLed at several points; a broker restarted on its own storage during a query."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from connector_base.testing.driver_process import DriverProcess, log_entries
-from connectors.testing.kafka_cluster import KafkaBroker, start_noida_db
+from connectors.testing.kafka_cluster import Gap, KafkaBroker
+from integration_tests.connectors.kafka.conftest import require
 from integration_tests.connectors.kafka.helpers import memory_query, stream, wait_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
@@ -23,37 +24,37 @@ def _start_driver(broker: KafkaBroker, topic: str, out: Path, chk: Path, *extra:
 
 @pytest.mark.timeout(1200)
 def test_driver_killed_at_several_points_restarts_exactly_once(
-    spark: Any, noida: KafkaBroker, tmp_path: Path
+    spark: Any, reference_broker: KafkaBroker, tmp_path: Path
 ) -> None:
-    topic = noida.create_topic(3)
+    topic = reference_broker.create_topic(3)
     out, chk = tmp_path / "out", tmp_path / "chk"
     produced = 0
 
     def produce(n: int) -> None:
         nonlocal produced
-        noida.produce(topic, [f"r{produced + i}".encode() for i in range(n)])
+        reference_broker.produce(topic, [f"r{produced + i}".encode() for i in range(n)])
         produced += n
 
     produce(3000)
     # 1: killed right after a new micro-batch was planned (offset log written, batch not committed)
-    driver = _start_driver(noida, topic, out, chk)
+    driver = _start_driver(reference_broker, topic, out, chk)
     driver.wait_for(lambda: log_entries(chk / "offsets") >= 2)
     driver.kill()
     produce(1000)
     # 2: killed while running, at an arbitrary moment after some output was committed
-    driver = _start_driver(noida, topic, out, chk)
+    driver = _start_driver(reference_broker, topic, out, chk)
     committed = log_entries(chk / "commits")
     driver.wait_for(lambda: log_entries(chk / "commits") > committed)
     time.sleep(0.7)
     driver.kill()
     produce(1000)
     # 3: killed as soon as the sink wrote a data file of the next batch (before its commit)
-    driver = _start_driver(noida, topic, out, chk)
+    driver = _start_driver(reference_broker, topic, out, chk)
     files = len(list(out.glob("*.parquet")))
     driver.wait_for(lambda: len(list(out.glob("*.parquet"))) > files)
     driver.kill()
     # finally run to the end of the data
-    driver = _start_driver(noida, topic, out, chk, "--available-now")
+    driver = _start_driver(reference_broker, topic, out, chk, "--available-now")
     assert driver.proc.wait(600) == 0, "the final AvailableNow run failed"
     rows = spark.read.parquet(str(out)).collect()  # only committed files (the sink's metadata log)
     keys = [(r["partition"], r["offset"]) for r in rows]
@@ -62,26 +63,25 @@ def test_driver_killed_at_several_points_restarts_exactly_once(
 
 
 @pytest.mark.timeout(300)
-def test_broker_restart_during_a_query_loses_nothing(spark: Any, tmp_path: Path) -> None:
-    broker = start_noida_db()
+def test_broker_restart_during_a_query_loses_nothing(
+    spark: Any, kafka_cluster: KafkaBroker, tmp_path: Path
+) -> None:
+    """The session's broker is stopped and started again (same ports, same log directory) mid-query."""
+    require(kafka_cluster, Gap.RESTART)
+    broker = kafka_cluster
+    topic = broker.create_topic(2)
+    broker.produce(topic, [f"a{i}".encode() for i in range(500)])
+    df = stream(spark, broker, subscribe=topic, startingOffsets="earliest", maxOffsetsPerTrigger="100").load()
+    query, table = memory_query(df, tmp_path)
     try:
-        topic = broker.create_topic(2)
-        broker.produce(topic, [f"a{i}".encode() for i in range(500)])
-        df = stream(
-            spark, broker, subscribe=topic, startingOffsets="earliest", maxOffsetsPerTrigger="100"
-        ).load()
-        query, table = memory_query(df, tmp_path)
-        try:
-            wait_rows(spark, table, 100, query)
-            broker.restart()  # kill the broker process group and start it again on the same data
-            broker.produce(topic, [f"b{i}".encode() for i in range(500)])
-            rows = wait_rows(spark, table, 1000, query, timeout_s=180)
-            time.sleep(1)
-            rows = spark.sql(f"select * from {table}").collect()
-        finally:
-            query.stop()
+        wait_rows(spark, table, 100, query)
+        broker.restart()  # stop the broker's process group and start it again on the same data
+        broker.produce(topic, [f"b{i}".encode() for i in range(500)])
+        rows = wait_rows(spark, table, 1000, query, timeout_s=180)
+        time.sleep(1)
+        rows = spark.sql(f"select * from {table}").collect()
     finally:
-        broker.stop()
+        query.stop()
     keys = [(r["partition"], r["offset"]) for r in rows]
     assert len(keys) == len(set(keys)) == 1000
     assert sorted(bytes(r["value"]) for r in rows) == sorted(
