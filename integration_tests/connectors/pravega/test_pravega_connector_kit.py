@@ -17,14 +17,14 @@ __all__ = ["spark"]
 
 
 class PravegaSegmentTestContext(SourceTestContext):
-    """A fresh 3-segment stream per test; ``add_split`` scales a segment (emulator only)."""
+    """A fresh 3-segment stream per test; ``add_split`` scales a segment through the controller."""
 
     spark_format = "pravega"
 
     def __init__(self, cluster: PravegaCluster) -> None:
         self.cluster = cluster
         self.scope, self.stream = new_stream(cluster, segments=3)
-        self.supports_new_splits = cluster.is_emulator
+        self.supports_new_splits = True
         self.next = 0
 
     def _options(self) -> dict[str, str]:
@@ -40,9 +40,9 @@ class PravegaSegmentTestContext(SourceTestContext):
         return [(payload, self.scope, self.stream) for _k, payload in events]
 
     def add_split(self, count: int) -> list[Any]:
-        control = self.cluster.control
-        first = control.active_segments(self.scope, self.stream)[0]
-        control.split(self.scope, self.stream, first["id"])
+        admin = self.cluster.admin
+        first = admin.active_segments(self.scope, self.stream)[0]
+        admin.split(self.scope, self.stream, first["id"])
         return self.write_records(count)
 
     def spark_options(self, continuous: bool) -> dict[str, str]:

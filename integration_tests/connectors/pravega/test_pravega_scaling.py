@@ -43,10 +43,10 @@ def _check_order(batches: list[tuple[int, list[Any]]]) -> None:
 
 
 @pytest.mark.timeout(360)
-def test_split_and_merge_while_streaming(emulator_cluster: PravegaCluster, spark: Any, tmp_path: Any) -> None:
-    cluster = emulator_cluster
+def test_split_and_merge_while_streaming(pravega_cluster: PravegaCluster, spark: Any, tmp_path: Any) -> None:
+    cluster = pravega_cluster
     scope, stream = new_stream(cluster, segments=2)
-    control = cluster.control
+    admin = cluster.admin
     written = keyed_events("s", 600, keys=12)
     write_events(cluster, scope, stream, written)
     opts = read_options(cluster, scope, stream, maxEventsPerTrigger="150", discovery_interval_ms="100")
@@ -54,15 +54,15 @@ def test_split_and_merge_while_streaming(emulator_cluster: PravegaCluster, spark
     try:
         wait_batches(batches, 150, query)
         # split both segments while the query is behind
-        for seg in control.active_segments(scope, stream):
-            control.split(scope, stream, seg["id"])
+        for seg in admin.active_segments(scope, stream):
+            admin.split(scope, stream, seg["id"])
         more = keyed_events("s", 600, keys=12, start=600)
         write_events(cluster, scope, stream, more)
         written += more
         # merge the first two current segments back into one
-        current = sorted(control.active_segments(scope, stream), key=lambda s: s["min_key"])
+        current = sorted(admin.active_segments(scope, stream), key=lambda s: s["min_key"])
         a, b = current[0], current[1]
-        control.scale(scope, stream, [a["id"], b["id"]], [(a["min_key"], b["max_key"])])
+        admin.scale(scope, stream, [a["id"], b["id"]], [(a["min_key"], b["max_key"])])
         last = keyed_events("s", 600, keys=12, start=1200)
         write_events(cluster, scope, stream, last)
         written += last
