@@ -20,19 +20,21 @@ import logging
 import os
 import time
 from abc import abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 from pyspark.sql.types import StructType
+from typing_extensions import override
 
 from connector_base.errors import ConnectorError, InvalidOptionError
 from connector_base.serialization import dumps_canonical
 from connector_base.source import Source
 from connector_base.spark.arrow_output import DEFAULT_BATCH_ROWS
 from connector_base.spark.enumerator_context import DRIVER_SUBTASK, DriverEnumeratorContext
+from connector_base.spark.filters import ColumnFilter, FilterSupport, pushdown_requested, split_by_support
 from connector_base.spark.offsets import BridgeOffset, SplitEntry
 from connector_base.spark.partition_reader import read_splits_as_arrow
 from connector_base.spark.planner import Position, SplitPlanner
@@ -112,6 +114,17 @@ class SourceDataSource(DataSource):
         """Config for the ``SourceReaderContext`` on executors (queue capacity, fetchers, ...)."""
         return {}
 
+    def filter_support(self, column_filter: ColumnFilter) -> FilterSupport:
+        """How far the planner answers ``column_filter`` in batch reads (see filters.py).
+
+        A source that returns anything but ``NONE`` for some filter sets ``supports_filter_pushdown``;
+        its planner's ``push_filters`` gets the accepted ones.
+        """
+        return FilterSupport.NONE
+
+    supports_filter_pushdown: bool = False
+    """True when ``filter_support`` accepts some filters (then ``filterPushdown=true`` takes effect)."""
+
     def batch_rows(self) -> int:
         """Rows per Arrow batch handed to Spark."""
         raw = self.options.get("arrowBatchRows")
@@ -131,6 +144,7 @@ class SourceDataSource(DataSource):
         """
         schema = _as_struct(self.default_schema())
         self._validate_either_mode(schema)
+        pushdown_requested(self.options)
         return schema
 
     def _validate_either_mode(self, schema: StructType) -> None:
@@ -153,6 +167,8 @@ class SourceDataSource(DataSource):
         self._check_schema(schema)
         self.create_source(schema, streaming=False)
         self.batch_rows()
+        if pushdown_requested(self.options) and self.supports_filter_pushdown:
+            return _PushdownBatchReader(self, schema)
         return _BridgeBatchReader(self, schema)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
@@ -274,10 +290,14 @@ class _BridgeBatchReader(DataSourceReader):
     def __init__(self, ds: SourceDataSource, schema: StructType) -> None:
         self._ds = ds
         self._schema = schema
+        self._pushed: list[ColumnFilter] = []
 
     def partitions(self) -> Sequence[InputPartition]:  # noqa: D102
         source = self._ds.create_source(self._schema, streaming=False)
-        plan = _DriverPlan(source, self._ds.create_planner(source))
+        planner = self._ds.create_planner(source)
+        if self._pushed:
+            planner.push_filters(self._pushed)
+        plan = _DriverPlan(source, planner)
         try:
             plan.start_fresh()
             plan.discover(force=True)
@@ -303,6 +323,20 @@ class _BridgeBatchReader(DataSourceReader):
         if not isinstance(partition, SplitsPartition):  # Spark reads one empty partition of an empty plan
             return
         yield from _read_partition(self._ds, self._schema, False, partition)
+
+
+class _PushdownBatchReader(_BridgeBatchReader):
+    """``spark.read`` with ``filterPushdown=true``: Spark offers the query's filters first.
+
+    Returned only on request: Spark refuses to plan a reader that overrides ``pushFilters`` while
+    ``spark.sql.python.filterPushdown.enabled`` is false, and the planning worker cannot see it.
+    """
+
+    @override
+    def pushFilters(self, filters: list[Any]) -> Iterable[Any]:
+        self._pushed, returned = split_by_support(filters, self._ds.filter_support)
+        LOG.info("pushed filters: %s; %d returned to Spark", self._pushed, len(returned))
+        return returned
 
 
 class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):

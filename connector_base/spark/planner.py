@@ -17,12 +17,15 @@ Positions are opaque JSON primitives to the bridge.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from connector_base.serialization import Json
 from connector_base.split import SourceSplit
+
+if TYPE_CHECKING:
+    from connector_base.spark.filters import ColumnFilter
 
 __all__ = ["Backlog", "Position", "SplitPlanner"]
 
@@ -107,6 +110,10 @@ class SplitPlanner(ABC, Generic[SplitT]):
 
     def on_commit(self, positions: Mapping[str, tuple[SplitT, Position]]) -> None:  # noqa: B027
         """Spark committed a micro-batch that ended at ``positions`` (for example commit a group)."""
+
+    def push_filters(self, filters: Sequence[ColumnFilter]) -> None:  # noqa: B027
+        """Batch reads only: the filters the data source's ``filter_support`` accepted, given
+        before ``start_position`` / ``end_positions``, to plan narrower ranges (see filters.py)."""
 
     def partition_target_bytes(self) -> int | None:
         """Pack small ranges into Spark partitions of about this many bytes (``None``: one range each)."""

@@ -127,6 +127,26 @@ class KafkaClusterClient:
         )
         return {tp: (o if o >= 0 else None) for tp, o in found.items()}
 
+    def log_append_time_topics(self, topics: Sequence[str]) -> set[str]:
+        """Those of ``topics`` whose ``message.timestamp.type`` is ``LogAppendTime``; a topic whose
+        configuration cannot be read counts as ``CreateTime`` (the safe assumption)."""
+        from confluent_kafka.admin import ConfigResource, ResourceType
+
+        if not topics:
+            return set()
+        found: set[str] = set()
+        try:
+            futures = self._admin.describe_configs(
+                [ConfigResource(ResourceType.TOPIC, t) for t in topics], request_timeout=self._timeout_s
+            )
+            for resource, future in futures.items():
+                entry = future.result().get("message.timestamp.type")
+                if entry is not None and entry.value == "LogAppendTime":
+                    found.add(resource.name)
+        except Exception as e:  # a broker without DescribeConfigs: upper timestamp bounds stay with Spark
+            LOG.info("cannot read topic timestamp types (%s); treating them as CreateTime", e)
+        return found
+
     def _group(self) -> Any:
         from confluent_kafka import Consumer
 

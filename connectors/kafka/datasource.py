@@ -13,10 +13,13 @@ from pyspark.sql.types import (
     StructType,
     TimestampType,
 )
+from typing_extensions import override
 
 from connector_base import ConnectorError
 from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner
+from connector_base.spark.filters import ColumnFilter, FilterSupport
 from connectors._extras import require_extra
+from connectors.kafka.filter_pushdown import kafka_filter_support
 from connectors.kafka.options import KafkaSourceOptions
 from connectors.kafka.planner import KafkaSplitPlanner
 from connectors.kafka.sink import KafkaBatchWriter, KafkaSinkOptions, KafkaStreamWriter, validate_sink_schema
@@ -50,6 +53,7 @@ class KafkaDataSource(SourceDataSource):
     """``spark.read`` / ``readStream`` / ``write`` / ``writeStream`` ``.format("kafka-unified")``."""
 
     fixed_schema = True
+    supports_filter_pushdown = True
 
     @classmethod
     def name(cls) -> str:  # noqa: D102
@@ -68,6 +72,10 @@ class KafkaDataSource(SourceDataSource):
 
     def create_planner(self, source: KafkaSource) -> SplitPlanner[object]:  # type: ignore[override]  # noqa: D102
         return KafkaSplitPlanner(source.options)  # type: ignore[return-value]
+
+    @override
+    def filter_support(self, column_filter: ColumnFilter) -> FilterSupport:  # noqa: D102
+        return kafka_filter_support(column_filter)
 
     def read_limit_options(self) -> ReadLimitOptions:  # noqa: D102
         return self._options(streaming=True).read_limits()

@@ -56,6 +56,7 @@ _SOURCE_OPTIONS = {
     "consumebatchsize",
     # the bridge
     "arrowbatchrows",
+    "filterpushdown",
     # the sink
     "topic",
     # Spark passes these through

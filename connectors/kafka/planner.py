@@ -5,12 +5,16 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from typing_extensions import override
 
 from connector_base import ConnectorError, DataLossError
 from connector_base.spark import Backlog, Position, SplitPlanner
+from connector_base.spark.filters import ColumnFilter
 from connectors.kafka.cluster_client import KafkaClusterClient
+from connectors.kafka.filter_pushdown import KafkaFilters
 from connectors.kafka.options import KafkaSourceOptions
 from connectors.kafka.positions import TopicPartition
 from connectors.kafka.reachability import OutageClock, first_contact
@@ -45,6 +49,8 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
         self._plan_sizes: list[int] = []
         self._group_committed: dict[TopicPartition, int] = {}
         self._outage = OutageClock(options)
+        self._filters: KafkaFilters | None = None
+        self._starts: dict[TopicPartition, int] = {}
 
     def open(self) -> None:  # noqa: D102
         first_contact(self.options)
@@ -64,9 +70,43 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
     def start_position(self, split: KafkaPartitionSplit) -> Position:  # noqa: D102
         return split.starting_offset
 
+    @override
+    def push_filters(self, filters: Sequence[ColumnFilter]) -> None:  # noqa: D102
+        self._filters = KafkaFilters.of(filters)
+
     def end_positions(  # noqa: D102
         self, splits: Mapping[str, tuple[KafkaPartitionSplit, Position]]
     ) -> dict[str, Position]:  # noqa: D102
+        if self._filters is None:
+            return self._end_positions(splits)
+        kept = {sid: v for sid, v in splits.items() if self._filters.keeps((v[0].topic, v[0].partition))}
+        ends: dict[str, Position] = {sid: pos for sid, (_s, pos) in splits.items()}
+        ends.update(self._end_positions(kept) if kept else {})
+        ranges = {(s.topic, s.partition): (int(pos), int(ends[sid])) for sid, (s, pos) in kept.items()}
+        cluster = self._cluster()
+        topics = sorted({tp[0] for tp in ranges})
+        bounds = self._filters.bounds(
+            ranges, cluster, cluster.log_append_time_topics(topics) if self._filters.until_ms else set()
+        )
+        for sid, (s, pos) in kept.items():
+            tp = (s.topic, s.partition)
+            start, end = bounds[tp]
+            self._starts[tp] = start
+            ends[sid] = end if start < end else pos
+        sizes = [int(ends[sid]) - self._starts[(s.topic, s.partition)] for sid, (s, _p) in kept.items()]
+        self._plan_sizes = [n for n in sizes if n > 0]
+        LOG.info(
+            "pushed filters %s: %d of %d partitions to read, %d records",
+            self._filters.applied,
+            len(self._plan_sizes),
+            len(splits),
+            sum(self._plan_sizes),
+        )
+        return ends
+
+    def _end_positions(
+        self, splits: Mapping[str, tuple[KafkaPartitionSplit, Position]]
+    ) -> dict[str, Position]:
         if self.options.commit_offsets_to_group and self.options.streaming and splits:
             # Spark plans a micro-batch from where the last committed one ended: those records are
             # processed, so lag tools see them now rather than one trigger later (``commit(end)``)
@@ -193,6 +233,9 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
     def range_splits(  # noqa: D102
         self, split: KafkaPartitionSplit, start: Position, end: Position
     ) -> list[KafkaPartitionSplit]:  # noqa: D102
+        start = max(int(start), self._starts.get((split.topic, split.partition), 0))
+        if start >= int(end):
+            return []
         return [
             KafkaPartitionSplit(split.topic, split.partition, a, b)
             for a, b in _spark_pieces(
