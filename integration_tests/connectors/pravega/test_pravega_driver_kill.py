@@ -29,14 +29,14 @@ def run_driver(checkpoint: Path, output: Path, options: dict[str, str], kill_aft
 
 @pytest.mark.timeout(1200)
 def test_killed_driver_restarts_with_exactly_once_output(
-    emulator_cluster: PravegaCluster, tmp_path: Path
+    pravega_cluster: PravegaCluster, tmp_path: Path
 ) -> None:
-    cluster = emulator_cluster
+    cluster = pravega_cluster
     scope, stream = new_stream(cluster, segments=3)
     first = keyed_events("d", EVENTS // 2, keys=9)
     write_events(cluster, scope, stream, first)
-    segment = cluster.control.active_segments(scope, stream)[0]["id"]
-    cluster.control.split(scope, stream, segment)
+    segment = cluster.admin.active_segments(scope, stream)[0]["id"]
+    cluster.admin.split(scope, stream, segment)
     second = keyed_events("d", EVENTS // 2, keys=9, start=EVENTS // 2)
     write_events(cluster, scope, stream, second)
     options = read_options(cluster, scope, stream, maxEventsPerTrigger="500")
