@@ -53,7 +53,7 @@ class PravegaSegmentTestContext(SourceTestContext):
         return [
             ({**base, "controller": "nowhere"}, "'controller'"),
             ({**base, "start_stream_cut": "soon"}, "'start_stream_cut'"),
-            ({**base, "end_stream_cut": "unbounded"}, "'end_stream_cut'"),
+            ({**base, "end_stream_cut": "other/stream:0=5"}, "'end_stream_cut'"),
             ({**base, "maxBytesPerTrigger": "-5"}, "'maxBytesPerTrigger'"),
             ({**base, "colour": "red"}, "'colour'"),
         ]
