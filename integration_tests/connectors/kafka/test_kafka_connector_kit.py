@@ -70,7 +70,7 @@ class KafkaTestContext(SourceTestContext):
                 {**base, "subscribe": self.topic, "kafka.auto.offset.reset": "earliest"},
                 "'kafka.auto.offset.reset'",
             ),
-            ({**base, "subscribe": self.topic, "startingOffsets": "latest"}, "'startingOffsets'"),
+            ({**base, "subscribe": self.topic, "startingOffsets": "newest"}, "'startingOffsets'"),
             ({**base, "subscribe": self.topic, "minPartitions": "0"}, "'minPartitions'"),
             ({"subscribe": self.topic}, "'kafka.bootstrap.servers'"),
             ({**base, "subscribe": self.topic, "colour": "red"}, "'colour'"),
