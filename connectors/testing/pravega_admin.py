@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from connectors.pravega import controller_client
 from connectors.pravega.cluster_client import PravegaClusterClient
 from connectors.pravega.controller_client import ConnectionSettings, ControllerClient
+from connectors.testing.pravega_emulator.control import equal_key_ranges
 
 if TYPE_CHECKING:
     from connectors.testing.pravega_standalone import StandaloneSecurity
@@ -113,9 +114,7 @@ class PravegaAdmin(ControllerClient):
     def split(self, scope: str, stream: str, segment_id: int, parts: int = 2) -> dict[str, Any]:
         """Scale one active segment into ``parts`` equal key ranges."""
         segment = next(s for s in self.active_segments(scope, stream) if s["id"] == segment_id)
-        low, high = segment["min_key"], segment["max_key"]
-        step = (high - low) / parts
-        ranges = [(low + i * step, high if i == parts - 1 else low + (i + 1) * step) for i in range(parts)]
+        ranges = equal_key_ranges(segment["min_key"], segment["max_key"], parts)
         return self.scale(scope, stream, [segment_id], ranges)
 
     def truncate(self, scope: str, stream: str, cut: dict[int, int]) -> None:

@@ -32,7 +32,7 @@ from typing import Any
 from .metadata import Metadata, MetadataError, NotFoundError
 from .storage import SegmentError, SegmentStorage
 
-__all__ = ["ControlServer", "EmulatorControl", "ControlError"]
+__all__ = ["ControlError", "ControlServer", "EmulatorControl", "equal_key_ranges"]
 
 _LOG = logging.getLogger(__name__)
 _MAX_BODY = 1 << 20
@@ -161,6 +161,12 @@ class ControlServer:
         }
 
 
+
+def equal_key_ranges(low: float, high: float, parts: int) -> list[tuple[float, float]]:
+    """``[low, high)`` cut into ``parts`` equal key ranges, the last one ending exactly at ``high``."""
+    step = (high - low) / parts
+    return [(low + i * step, high if i == parts - 1 else low + (i + 1) * step) for i in range(parts)]
+
 class EmulatorControl:
     """Blocking client for :class:`ControlServer` (``base_url`` like ``http://127.0.0.1:PORT``)."""
 
@@ -211,9 +217,7 @@ class EmulatorControl:
     def split(self, scope: str, stream: str, segment_id: int, parts: int = 2) -> dict[str, Any]:
         """Scale one active segment into ``parts`` equal key ranges."""
         segment = next(s for s in self.active_segments(scope, stream) if s["id"] == segment_id)
-        low, high = segment["min_key"], segment["max_key"]
-        step = (high - low) / parts
-        ranges = [(low + i * step, high if i == parts - 1 else low + (i + 1) * step) for i in range(parts)]
+        ranges = equal_key_ranges(segment["min_key"], segment["max_key"], parts)
         return self.scale(scope, stream, [segment_id], ranges)
 
     def truncate(self, scope: str, stream: str, cut: dict[int, int]) -> dict[str, Any]:
