@@ -23,8 +23,14 @@ class SourceTestContext(ABC):
     supports_new_splits: bool = True
     """Whether ``add_split`` can create a split that a running continuous source discovers.
 
-    True (the default) requires ``add_split``; set it to False when the system cannot add splits.
+    True (the default) requires ``add_split``; set it to False when the system cannot add splits,
+    and say why in ``new_splits_gap`` (the kit's skip reason).
     """
+    new_splits_gap: str = "this connector's test context cannot create splits while running"
+    """Why ``add_split`` cannot apply (shown when ``supports_new_splits`` is False)."""
+    reader_config: Mapping[str, Any] = {}
+    """Reader configuration the kit's local checks add (e.g. a fetch size smaller than a split, so
+    that a split takes several fetches and a snapshot in its middle exists)."""
     max_records_option: str | None = None
     """The per-trigger record limit option (``"maxRecordsPerTrigger"``, ``"maxOffsetsPerTrigger"``).
 
@@ -32,6 +38,15 @@ class SourceTestContext(ABC):
     from the checkpoint and checks that no micro-batch exceeded the limit and nothing was lost or
     duplicated; ``write_records`` must then add records that a continuous source reads.
     """
+    max_records_gap: str = "the context names no per-trigger limit option (max_records_option)"
+    """Why the limit check cannot apply (shown when ``max_records_option`` is None)."""
+
+    def max_records_value(self, records: int) -> str:
+        """The ``max_records_option`` value that keeps a micro-batch at or under ``records`` records.
+
+        The default is ``records``; a limit counted in other units (files) maps it to those.
+        """
+        return str(records)
 
     @abstractmethod
     def create_source(self, continuous: bool) -> Source[Any, Any, Any]:

@@ -88,8 +88,10 @@ def _poll(reader: SourceReader[Any, Any], output: _ListOutput, deadline: float) 
             pass
 
 
-def _read_to_end(source: Source[Any, Any, Any], splits: list[Any], timeout: float) -> list[Any]:
-    reader = source.create_reader(SourceReaderContext(0, 1, {}))
+def _read_to_end(
+    source: Source[Any, Any, Any], splits: list[Any], timeout: float, config: dict[str, Any]
+) -> list[Any]:
+    reader = source.create_reader(SourceReaderContext(0, 1, config))
     output = _ListOutput()
     try:
         reader.start()
@@ -122,7 +124,11 @@ class SourceTestSuite:
     def test_bounded_read_is_exactly_once(self, source_context: SourceTestContext) -> None:
         """A bounded read returns every record exactly once."""
         expected = source_context.write_records(RECORDS)
-        with LocalRuntime(source_context.create_source(continuous=False), self.parallelism) as rt:
+        with LocalRuntime(
+            source_context.create_source(continuous=False),
+            self.parallelism,
+            reader_config=source_context.reader_config,
+        ) as rt:
             rt.start()
             actual = rt.wait_finished(timeout=120)
         assert_exactly_once(source_context, actual, expected)
@@ -141,7 +147,7 @@ class SourceTestSuite:
             source,
             self.parallelism,
             checkpoint_path=path,
-            reader_config={"source.reader.element.queue.capacity": 1},
+            reader_config={**source_context.reader_config, "source.reader.element.queue.capacity": 1},
         )
         rt.start()
         rt.wait_for_records(rnd.randint(0, RECORDS // 2), timeout=120)
@@ -149,7 +155,10 @@ class SourceTestSuite:
         first = rt.committed()
         rt.stop()
         with LocalRuntime(
-            source_context.create_source(continuous=False), self.parallelism, checkpoint_path=path
+            source_context.create_source(continuous=False),
+            self.parallelism,
+            checkpoint_path=path,
+            reader_config=source_context.reader_config,
         ) as rt2:
             rt2.start(restore_from=path)
             second = rt2.wait_finished(timeout=120)
@@ -159,9 +168,13 @@ class SourceTestSuite:
     def test_splits_discovered_later_are_read(self, source_context: SourceTestContext) -> None:
         """A continuous source finds splits created while it runs."""
         if not source_context.supports_new_splits:
-            pytest.skip("this connector's test context cannot create splits while running")
+            pytest.skip(source_context.new_splits_gap)
         expected = source_context.write_records(RECORDS // 2)
-        with LocalRuntime(source_context.create_source(continuous=True), self.parallelism) as rt:
+        with LocalRuntime(
+            source_context.create_source(continuous=True),
+            self.parallelism,
+            reader_config=source_context.reader_config,
+        ) as rt:
             rt.start()
             rt.wait_for_records(len(expected), timeout=120)
             expected += source_context.add_split(RECORDS // 2)
@@ -179,7 +192,7 @@ class SourceTestSuite:
         with LocalRuntime(
             source_context.create_source(continuous=False),
             self.parallelism,
-            reader_config={"source.reader.element.queue.capacity": 1},
+            reader_config={**source_context.reader_config, "source.reader.element.queue.capacity": 1},
         ) as rt:
             rt.start()
             rt.wait_for_records(RECORDS // 4, timeout=120)
@@ -197,7 +210,8 @@ class SourceTestSuite:
         serializer = source.split_serializer
         splits = all_splits(source)
         assert splits, "the enumerator handed out no split for the records written"
-        reader = source.create_reader(SourceReaderContext(0, 1, {"source.reader.element.queue.capacity": 1}))
+        config = {**source_context.reader_config, "source.reader.element.queue.capacity": 1}
+        reader = source.create_reader(SourceReaderContext(0, 1, config))
         output = _ListOutput()
         middle: tuple[list[Any], int] | None = None
         try:
@@ -229,7 +243,9 @@ class SourceTestSuite:
         assert_exactly_once(source_context, output.rows, expected)
         if middle is None:
             pytest.skip("every split was read whole in one fetch: no mid-split snapshot to restore from")
-        rest = _read_to_end(source_context.create_source(continuous=False), middle[0], timeout=120)
+        rest = _read_to_end(
+            source_context.create_source(continuous=False), middle[0], 120, dict(source_context.reader_config)
+        )
         assert_exactly_once(source_context, output.rows[: middle[1]] + rest, expected)
 
     def test_split_serializer_round_trips_and_reads_its_golden_files(
@@ -309,13 +325,16 @@ class SourceTestSuite:
         the checkpoint: no micro-batch exceeds the limit and every record arrives exactly once."""
         option = source_context.max_records_option
         if option is None:
-            pytest.skip("the context names no per-trigger limit option (max_records_option)")
+            pytest.skip(source_context.max_records_gap)
         limit = RECORDS // 8
         expected = source_context.write_records(RECORDS // 2)
         out, checkpoint = os.path.join(str(tmp_path), "out"), os.path.join(str(tmp_path), "chk")
 
         def run() -> list[int]:
-            options = {**source_context.spark_options(continuous=True), option: str(limit)}
+            options = {
+                **source_context.spark_options(continuous=True),
+                option: source_context.max_records_value(limit),
+            }
             query = (
                 spark.readStream.format(source_context.spark_format)
                 .options(**options)

@@ -25,7 +25,7 @@ from connectors.files.listing import FileStatus
 from connectors.files.options import FileFormat, FileSourceOptions
 from connectors.files.record_emitter import FileRecordEmitter
 from connectors.files.split import FileSourceSplit, FileSourceSplitSerializer, FileSourceSplitState, SplitKind
-from connectors.files.split_reader import FileChunk, FileSplitReader
+from connectors.files.split_reader import CHUNK_BYTES, CHUNK_BYTES_CONFIG, FileChunk, FileSplitReader
 
 GZIP_SUFFIXES = (".gz", ".gzip")
 
@@ -86,7 +86,8 @@ class FileSource(Source[Any, FileSourceSplit, FileEnumeratorState]):
 
     def create_reader(self, context: SourceReaderContext) -> FileSourceReader:  # noqa: D102
         options, schema = self.options, self.schema
-        return FileSourceReader(lambda: FileSplitReader(options, schema), FileRecordEmitter(), context)
+        chunk = int(context.config.get(CHUNK_BYTES_CONFIG, CHUNK_BYTES))
+        return FileSourceReader(lambda: FileSplitReader(options, schema, chunk), FileRecordEmitter(), context)
 
     @property
     def split_serializer(self) -> VersionedSerializer[FileSourceSplit]:  # noqa: D102

@@ -19,6 +19,8 @@ from connectors.files.split import FileSourceSplit, SplitKind
 LOG = logging.getLogger(__name__)
 
 CHUNK_BYTES = 16 * 1024 * 1024
+CHUNK_BYTES_CONFIG = "files.reader.fetch.bytes"
+"""Reader configuration key: the bytes a fetch reads of a text split (default ``CHUNK_BYTES``)."""
 """Bytes read and parsed per fetch (a line longer than this is read whole)."""
 SCAN_BYTES = 64 * 1024
 """Read-ahead while looking for the end of a line."""

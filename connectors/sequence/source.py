@@ -19,7 +19,12 @@ from connectors.sequence.enumerator import ENUMERATOR_STATE_SERIALIZER, Sequence
 from connectors.sequence.options import SequenceOptions
 from connectors.sequence.record_emitter import Row, SequenceRecordEmitter
 from connectors.sequence.split import UNBOUNDED, SequenceSplit, SequenceSplitSerializer, SequenceSplitState
-from connectors.sequence.split_reader import SequenceSplitReader, available_rows
+from connectors.sequence.split_reader import (
+    FETCH_BATCH,
+    FETCH_BATCH_CONFIG,
+    SequenceSplitReader,
+    available_rows,
+)
 
 
 class SequenceSourceReader(
@@ -56,8 +61,9 @@ class SequenceSource(Source[Row, SequenceSplit, list[int]]):
 
     def create_reader(self, context: SourceReaderContext) -> SequenceSourceReader:  # noqa: D102
         opts = self.options
+        batch = int(context.config.get(FETCH_BATCH_CONFIG, FETCH_BATCH))
         return SequenceSourceReader(
-            lambda: SequenceSplitReader(opts.rows_per_second, opts.start_epoch_s),
+            lambda: SequenceSplitReader(opts.rows_per_second, opts.start_epoch_s, batch),
             SequenceRecordEmitter(),
             context,
         )

@@ -8,6 +8,8 @@ from connector_base import RecordsBySplits, SplitReader, SplitsAddition, SplitsC
 from connectors.sequence.split import UNBOUNDED, SequenceSplit
 
 FETCH_BATCH = 8192
+FETCH_BATCH_CONFIG = "sequence.reader.fetch.rows"
+"""Reader configuration key: the most rows a fetch generates per split (default ``FETCH_BATCH``)."""
 
 
 def available_rows(rows_per_second: int, start_epoch_s: float, now_s: float) -> int:
@@ -21,7 +23,10 @@ class SequenceSplitReader(SplitReader[tuple[int, int, str], SequenceSplit]):
     An unbounded split (local runtime, continuous) waits for rows that appear with time.
     """
 
-    def __init__(self, rows_per_second: int = 1000, start_epoch_s: float = 0.0) -> None:
+    def __init__(
+        self, rows_per_second: int = 1000, start_epoch_s: float = 0.0, batch: int = FETCH_BATCH
+    ) -> None:
+        self._batch = batch
         self._splits: dict[str, list[int]] = {}  # id -> [partition, next, end]
         self._rows_per_second = rows_per_second
         self._start_epoch_s = start_epoch_s
@@ -39,7 +44,7 @@ class SequenceSplitReader(SplitReader[tuple[int, int, str], SequenceSplit]):
                 if end != UNBOUNDED
                 else available_rows(self._rows_per_second, self._start_epoch_s, time.time())
             )
-            upto = min(limit, nxt + FETCH_BATCH)
+            upto = min(limit, nxt + self._batch)
             if upto > nxt:
                 out.add_all(sid, [(partition, i, f"{partition}-{i}") for i in range(nxt, upto)])
                 state[1] = upto

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Hashable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from connector_base.testing import SourceTestContext, SourceTestSuite
 from connectors.kafka import KafkaSource, KafkaSourceOptions
+from connectors.kafka.split import KafkaPartitionSplit
 from connectors.testing.kafka_cluster import Gap, KafkaBroker
 
 PARTITIONS = 3
+GOLDEN = Path(__file__).parents[3] / "unit_tests" / "connectors" / "kafka" / "golden"
 
 
 class KafkaTestContext(SourceTestContext):
     spark_format = "kafka-unified"
+    max_records_option = "maxOffsetsPerTrigger"
 
     def __init__(self, broker: KafkaBroker) -> None:
         self.broker = broker
@@ -23,6 +27,7 @@ class KafkaTestContext(SourceTestContext):
         self.partitions = PARTITIONS
         self.written = 0
         self.supports_new_splits = Gap.CREATE_PARTITIONS not in broker.gaps
+        self.new_splits_gap = f"{broker.kind}: {Gap.CREATE_PARTITIONS.value}"
 
     def _options(self, continuous: bool) -> dict[str, str]:
         return {
@@ -35,6 +40,8 @@ class KafkaTestContext(SourceTestContext):
         opts = self._options(continuous)
         if continuous:
             opts["partitionDiscoveryIntervalMs"] = "200"
+        # fetches of 50 records: a 200-record partition takes several, so a mid-split snapshot exists
+        opts["consumeBatchSize"] = "50"
         return KafkaSource(KafkaSourceOptions.parse(opts, streaming=continuous))
 
     def _values(self, count: int) -> list[bytes]:
@@ -61,6 +68,9 @@ class KafkaTestContext(SourceTestContext):
 
     def spark_options(self, continuous: bool) -> dict[str, str]:
         return {**self._options(continuous), "maxOffsetsPerTrigger": "250"}
+
+    def split_golden_files(self) -> dict[str, Any]:
+        return {str(GOLDEN / "partition_split_v1.json"): KafkaPartitionSplit("orders", 2, 1200, 5000)}
 
     def invalid_options(self) -> list[tuple[dict[str, str], str]]:
         base = {"kafka.bootstrap.servers": self.broker.bootstrap}

@@ -4,25 +4,32 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Hashable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from connector_base.testing import SourceTestContext, SourceTestSuite
 from connectors.kinesis import KinesisOptions, KinesisSource
+from connectors.kinesis.positions import ShardPosition
+from connectors.kinesis.split import KinesisShardSplit
 from connectors.testing.kinesis_endpoint import Gap, KinesisEndpoint
 
 SHARDS = 3
+GOLDEN = Path(__file__).parents[3] / "unit_tests" / "connectors" / "kinesis" / "golden"
 
 
 class KinesisTestContext(SourceTestContext):
     spark_format = "kinesis-unified"
+    max_records_option = "maxRecordsPerTrigger"
 
     def __init__(self, endpoint: KinesisEndpoint) -> None:
         self.endpoint = endpoint
         self.stream = endpoint.create_stream(SHARDS)
         # moto routes records after a split to the closed parent: a new shard never gets records there
-        self.supports_new_splits = endpoint.gap_reason(Gap.RESHARDING_ROUTING) is None
+        gap = endpoint.gap_reason(Gap.RESHARDING_ROUTING)
+        self.supports_new_splits = gap is None
+        self.new_splits_gap = gap or ""
         self._n = 0
 
     def options(self, **extra: str) -> dict[str, str]:
@@ -31,6 +38,8 @@ class KinesisTestContext(SourceTestContext):
             "startingPosition": "TRIM_HORIZON",
             "cutSafetyMarginMs": "0",
             "shardDiscoveryIntervalMs": "300",
+            # GetRecords of 50: a 200-record shard takes several fetches, so a mid-split snapshot exists
+            "maxRecordsPerFetch": "50",
         }
         return self.endpoint.options(**{**base, **extra})
 
@@ -52,6 +61,20 @@ class KinesisTestContext(SourceTestContext):
 
     def spark_options(self, continuous: bool) -> Mapping[str, str]:
         return self.options(maxRecordsPerTrigger="250") if continuous else self.options()
+
+    def split_golden_files(self) -> dict[str, Any]:
+        after = ShardPosition.after_sequence_number(
+            "49590338271490256608559692538361571095921575989136588898"
+        )
+        split = KinesisShardSplit(
+            "orders",
+            "shardId-000000000004",
+            after,
+            ShardPosition.shard_end(),
+            ("shardId-000000000001",),
+            True,
+        )
+        return {str(GOLDEN / "shard_split_v1.json"): split}
 
     def invalid_options(self) -> Sequence[tuple[Mapping[str, str], str]]:
         return [

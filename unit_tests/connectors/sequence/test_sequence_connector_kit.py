@@ -9,6 +9,7 @@ import pytest
 
 from connector_base.testing import SourceTestContext, SourceTestSuite
 from connectors.sequence import SequenceOptions, SequenceSource, SequenceSplit
+from connectors.sequence.split_reader import FETCH_BATCH_CONFIG
 
 PARTITIONS = 3
 GOLDEN = Path(__file__).parents[2] / "connector_base" / "golden"
@@ -17,6 +18,12 @@ GOLDEN = Path(__file__).parents[2] / "connector_base" / "golden"
 class SequenceTestContext(SourceTestContext):
     spark_format = "sequence-unified"
     supports_new_splits = False
+    new_splits_gap = "a sequence has the fixed number of partitions its `partitions` option names"
+    max_records_gap = (
+        "a sequence's rows cannot be appended: a bounded split ends at the rowsPerPartition it was "
+        "planned with (a restarted stream keeps it), a continuous one grows with the clock"
+    )
+    reader_config = {FETCH_BATCH_CONFIG: 64}  # several fetches per split: a mid-split snapshot exists
 
     def __init__(self) -> None:
         self.rows = 0
@@ -25,8 +32,8 @@ class SequenceTestContext(SourceTestContext):
         return SequenceSource(SequenceOptions(partitions=PARTITIONS, rows_per_partition=self.rows))
 
     def write_records(self, count: int) -> list[Any]:
-        self.rows = count // PARTITIONS
-        return [(p, i, f"{p}-{i}") for p in range(PARTITIONS) for i in range(self.rows)]
+        first, self.rows = self.rows, self.rows + count // PARTITIONS
+        return [(p, i, f"{p}-{i}") for p in range(PARTITIONS) for i in range(first, self.rows)]
 
     def spark_options(self, continuous: bool) -> dict[str, str]:
         return {
