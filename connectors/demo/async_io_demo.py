@@ -7,14 +7,13 @@ topic with ``kafka-unified`` and looks every event's user up in Redis, 64 lookup
 
 from __future__ import annotations
 
-import multiprocessing
 import shutil
 import tempfile
 
 from connector_base.async_io import AsyncRetryStrategy, ordered_wait
 from connector_base.spark import local_spark_session
-from connectors.demo.kafka_demo import PARTITIONS, _produce
-from connectors.demo.progress import follow_then_stop, memory_query, report
+from connectors.demo.kafka_demo import PARTITIONS, follow_producer, read_events, start_producer
+from connectors.demo.progress import memory_query, report
 from connectors.testing.async_lookups import RedisLookup
 from connectors.testing.kafka_cluster import start_embedded_kafka
 from connectors.testing.redis_server import start_redis
@@ -40,29 +39,12 @@ def run(seconds: float) -> int:
             client.hset(f"user:user-{n}", mapping={"name": f"User {n}", "tier": TIERS[n % len(TIERS)]})
         client.close()
         topic = broker.create_topic(PARTITIONS, name="demo-events")
-        ctx = multiprocessing.get_context("spawn")
-        produced = ctx.Value("q", 0)
-        producer_proc = ctx.Process(
-            target=_produce, args=(broker.bootstrap, topic, seconds, produced), daemon=True
-        )
-        producer_proc.start()
+        producer_proc, produced = start_producer(broker.bootstrap, topic, seconds)
         print(f"demo: producing events to '{topic}' for {seconds:.0f}s; {USERS} user profiles in Redis")
 
         spark = local_spark_session("sparkflow-async-io-demo")
         spark.sparkContext.setLogLevel("ERROR")
-        events = (
-            spark.readStream.format("kafka-unified")
-            .option("kafka.bootstrap.servers", broker.bootstrap)
-            .option("subscribe", topic)
-            .option("startingOffsets", "earliest")
-            .option("maxOffsetsPerTrigger", "20000")
-            .load()
-            .selectExpr("topic", "partition", "offset", "CAST(value AS STRING) AS json")
-            .selectExpr(
-                "topic", "partition", "offset", "from_json(json, 'id long, user string, amount double') AS e"
-            )
-            .selectExpr("topic", "partition", "offset", "e.*")
-        )
+        events = read_events(spark, broker.bootstrap, topic, "topic", "partition", "offset")
         lookup = RedisLookup(
             db.url,
             "user",
@@ -79,14 +61,7 @@ def run(seconds: float) -> int:
             retry=AsyncRetryStrategy.exponential_backoff(3, 0.05, 1.0),
         )
         query = memory_query(enriched, "enriched", f"{work}/checkpoint")
-        batches = follow_then_stop(
-            query,
-            spark,
-            "enriched",
-            lambda: int(produced.value),
-            producer_proc.is_alive,
-            lambda: producer_proc.join(30),
-        )
+        batches = follow_producer(query, spark, "enriched", producer_proc, produced)
         status = report(spark, "enriched", int(produced.value), batches)
         tiers = spark.sql(
             "select tier, count(*) as events, count(name) as named from enriched group by tier order by tier"

@@ -16,6 +16,7 @@ from connectors.testing.kafka_cluster import start_embedded_kafka
 
 PARTITIONS = 4
 EVENTS_PER_SECOND = 5_000
+EVENT_SCHEMA = "id long, user string, amount double"
 
 
 def _produce(bootstrap: str, topic: str, seconds: float, produced: Any) -> None:
@@ -41,6 +42,40 @@ def _produce(bootstrap: str, topic: str, seconds: float, produced: Any) -> None:
     produced.value = n
 
 
+def start_producer(bootstrap: str, topic: str, seconds: float) -> tuple[Any, Any]:
+    """Start the sample producer in its own process; returns the process and its shared event count.
+
+    A separate process: a busy producer thread inside the driver's Python process starved Spark's
+    Python workers of their connect-back (measured: "failed to connect back").
+    """
+    ctx = multiprocessing.get_context("spawn")
+    produced = ctx.Value("q", 0)
+    proc = ctx.Process(target=_produce, args=(bootstrap, topic, seconds, produced), daemon=True)
+    proc.start()
+    return proc, produced
+
+
+def read_events(spark: Any, bootstrap: str, topic: str, *positions: str) -> Any:
+    """The demo topic as a stream of ``positions`` (e.g. ``partition``, ``offset``) plus the parsed event."""
+    return (
+        spark.readStream.format("kafka-unified")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .option("maxOffsetsPerTrigger", "20000")
+        .load()
+        .selectExpr(*positions, f"from_json(CAST(value AS STRING), '{EVENT_SCHEMA}') AS e")
+        .selectExpr(*positions, "e.*")
+    )
+
+
+def follow_producer(query: Any, spark: Any, table: str, proc: Any, produced: Any) -> int:
+    """Follow ``query`` while the producer runs, then until it caught up; the number of batches."""
+    return follow_then_stop(
+        query, spark, table, lambda: int(produced.value), proc.is_alive, lambda: proc.join(30)
+    )
+
+
 def run(seconds: float) -> int:
     """Start a broker, produce for ``seconds`` while a query reads; 0 when every event arrived once."""
     work = tempfile.mkdtemp(prefix="sparkflow-kafka-demo-")
@@ -49,14 +84,7 @@ def run(seconds: float) -> int:
     spark = None
     try:
         topic = broker.create_topic(PARTITIONS, name="demo-events")
-        ctx = multiprocessing.get_context("spawn")
-        produced = ctx.Value("q", 0)
-        # an external producer process: a busy producer thread inside the driver's Python process
-        # starved Spark's Python workers of their connect-back (measured: "failed to connect back")
-        producer_proc = ctx.Process(
-            target=_produce, args=(broker.bootstrap, topic, seconds, produced), daemon=True
-        )
-        producer_proc.start()
+        producer_proc, produced = start_producer(broker.bootstrap, topic, seconds)
         print(
             f"demo: producing ~{EVENTS_PER_SECOND} events/s to '{topic}' ({PARTITIONS} partitions) "
             f"for {seconds:.0f}s"
@@ -64,26 +92,9 @@ def run(seconds: float) -> int:
 
         spark = local_spark_session("sparkflow-kafka-demo")
         spark.sparkContext.setLogLevel("ERROR")
-        events = (
-            spark.readStream.format("kafka-unified")
-            .option("kafka.bootstrap.servers", broker.bootstrap)
-            .option("subscribe", topic)
-            .option("startingOffsets", "earliest")
-            .option("maxOffsetsPerTrigger", "20000")
-            .load()
-            .selectExpr("partition", "offset", "CAST(value AS STRING) AS json")
-            .selectExpr("partition", "offset", "from_json(json, 'id long, user string, amount double') AS e")
-            .selectExpr("partition", "offset", "e.*")
-        )
+        events = read_events(spark, broker.bootstrap, topic, "partition", "offset")
         query = memory_query(events, "events", f"{work}/checkpoint")
-        batches = follow_then_stop(
-            query,
-            spark,
-            "events",
-            lambda: int(produced.value),
-            producer_proc.is_alive,
-            lambda: producer_proc.join(30),
-        )
+        batches = follow_producer(query, spark, "events", producer_proc, produced)
         return report(spark, "events", int(produced.value), batches)
     finally:
         if spark is not None:
