@@ -38,8 +38,6 @@ class KinesisTestContext(SourceTestContext):
             "startingPosition": "TRIM_HORIZON",
             "cutSafetyMarginMs": "0",
             "shardDiscoveryIntervalMs": "300",
-            # GetRecords of 50: a 200-record shard takes several fetches, so a mid-split snapshot exists
-            "maxRecordsPerFetch": "50",
         }
         return self.endpoint.options(**{**base, **extra})
 
