@@ -34,6 +34,7 @@ from connectors.pravega.reader_group_split import (
     PravegaReaderGroupSplitState,
 )
 from connectors.pravega.reader_group_split_reader import PravegaReaderGroupSplitReader, ReaderGroupChunk
+from connectors.pravega.split_reader import FETCH_BYTES, FETCH_BYTES_CONFIG
 
 __all__ = ["PravegaReaderGroupSource"]
 
@@ -104,7 +105,8 @@ class PravegaReaderGroupSource(Source[object, PravegaReaderGroupSplit, PravegaRe
 
     def create_reader(self, context: SourceReaderContext) -> _Reader:  # noqa: D102
         opts = self.options
-        return _Reader(lambda: PravegaReaderGroupSplitReader(opts), _Emitter(), context)
+        fetch = int(context.config.get(FETCH_BYTES_CONFIG, FETCH_BYTES))
+        return _Reader(lambda: PravegaReaderGroupSplitReader(opts, fetch), _Emitter(), context)
 
     @property
     def split_serializer(self) -> VersionedSerializer[PravegaReaderGroupSplit]:  # noqa: D102

@@ -29,7 +29,7 @@ from connectors.pravega.cluster_client import PravegaClusterClient
 from connectors.pravega.options import PravegaSourceOptions
 from connectors.pravega.reader_group_split import PravegaReaderGroupSplit, ReaderSegmentPosition
 from connectors.pravega.split import PravegaSegmentSplit
-from connectors.pravega.split_reader import PravegaSegmentSplitReader
+from connectors.pravega.split_reader import FETCH_BYTES, PravegaSegmentSplitReader
 
 __all__ = ["END_OF_SEGMENT", "PravegaReaderGroupSplitReader", "ReaderGroupChunk"]
 
@@ -56,9 +56,9 @@ class ReaderGroupChunk:
 class PravegaReaderGroupSplitReader(SplitReader[ReaderGroupChunk, PravegaReaderGroupSplit]):
     """See the module docstring."""
 
-    def __init__(self, options: PravegaSourceOptions) -> None:
+    def __init__(self, options: PravegaSourceOptions, fetch_bytes: int = FETCH_BYTES) -> None:
         self._options = options
-        self._segments = PravegaSegmentSplitReader(options)
+        self._segments = PravegaSegmentSplitReader(options, fetch_bytes)
         self._client: PravegaClusterClient | None = None
         self._readers: dict[str, PravegaReaderGroupSplit] = {}
         self._owner: dict[str, tuple[str, PravegaSegmentSplit]] = {}  # segment split id -> (reader, split)

@@ -23,7 +23,12 @@ from connectors.pravega.split import (
     PravegaSegmentSplitSerializer,
     PravegaSegmentSplitState,
 )
-from connectors.pravega.split_reader import PravegaSegmentSplitReader, SegmentChunk
+from connectors.pravega.split_reader import (
+    FETCH_BYTES,
+    FETCH_BYTES_CONFIG,
+    PravegaSegmentSplitReader,
+    SegmentChunk,
+)
 
 __all__ = ["PravegaSource", "PravegaSourceReader"]
 
@@ -65,7 +70,10 @@ class PravegaSource(Source[object, PravegaSegmentSplit, PravegaEnumeratorState])
 
     def create_reader(self, context: SourceReaderContext) -> PravegaSourceReader:  # noqa: D102
         opts = self.options
-        return PravegaSourceReader(lambda: PravegaSegmentSplitReader(opts), PravegaRecordEmitter(), context)
+        fetch = int(context.config.get(FETCH_BYTES_CONFIG, FETCH_BYTES))
+        return PravegaSourceReader(
+            lambda: PravegaSegmentSplitReader(opts, fetch), PravegaRecordEmitter(), context
+        )
 
     @property
     def split_serializer(self) -> VersionedSerializer[PravegaSegmentSplit]:  # noqa: D102

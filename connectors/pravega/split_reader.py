@@ -36,12 +36,14 @@ from connectors.pravega.options import PravegaSourceOptions
 from connectors.pravega.segment_store_client import NoSuchSegmentError, SegmentTruncatedError
 from connectors.pravega.split import PravegaSegmentSplit
 
-__all__ = ["FETCH_BYTES", "PravegaSegmentSplitReader", "SegmentChunk", "EVENT_SCHEMA"]
+__all__ = ["FETCH_BYTES", "FETCH_BYTES_CONFIG", "PravegaSegmentSplitReader", "SegmentChunk", "EVENT_SCHEMA"]
 
 LOG = logging.getLogger(__name__)
 
 FETCH_BYTES = 8 * 1024 * 1024
 """Bytes read per split per fetch (about 80,000 events of 100 bytes: one large Arrow batch)."""
+FETCH_BYTES_CONFIG = "pravega.reader.fetch.bytes"
+"""Reader configuration key: bytes read per split per fetch (default ``FETCH_BYTES``)."""
 IDLE_WAIT_S = 0.05
 
 EVENT_SCHEMA = pa.schema(
@@ -78,8 +80,9 @@ class _Active:
 class PravegaSegmentSplitReader(SplitReader[SegmentChunk, PravegaSegmentSplit]):
     """See the module docstring."""
 
-    def __init__(self, options: PravegaSourceOptions) -> None:
+    def __init__(self, options: PravegaSourceOptions, fetch_bytes: int = FETCH_BYTES) -> None:
         self._options = options
+        self._fetch_bytes = fetch_bytes
         self._client: PravegaClusterClient | None = None
         self._splits: dict[str, _Active] = {}
         self._wake = threading.Event()
@@ -112,7 +115,7 @@ class PravegaSegmentSplitReader(SplitReader[SegmentChunk, PravegaSegmentSplit]):
                         out.add_finished_split(sid)
                         del self._splits[sid]
                     continue
-                chunk = self._read(active, min(limit, active.pos + FETCH_BYTES))
+                chunk = self._read(active, min(limit, active.pos + self._fetch_bytes))
             except SegmentTruncatedError as e:
                 self._truncated(active, e)
                 progressed = True

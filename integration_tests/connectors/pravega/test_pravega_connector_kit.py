@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,16 +11,22 @@ from pravega_helpers import keyed_events, new_stream, read_options, spark, write
 
 from connector_base.testing import SourceTestContext, SourceTestSuite
 from connectors.pravega import PravegaSource, PravegaSourceOptions
+from connectors.pravega.split import OPEN_END, PravegaSegmentSplit
+from connectors.pravega.split_reader import FETCH_BYTES_CONFIG
 from connectors.testing.pravega_cluster import PravegaCluster
 
 pytestmark = [pytest.mark.integration]
 __all__ = ["spark"]
+GOLDEN = Path(__file__).parents[3] / "unit_tests" / "connectors" / "pravega" / "golden"
 
 
 class PravegaSegmentTestContext(SourceTestContext):
     """A fresh 3-segment stream per test; ``add_split`` scales a segment through the controller."""
 
     spark_format = "pravega"
+    max_records_option = "maxEventsPerTrigger"
+    # reads of 1 KiB: a segment's 200 events take several fetches, so a mid-split snapshot exists
+    reader_config = {FETCH_BYTES_CONFIG: 1024}
 
     def __init__(self, cluster: PravegaCluster) -> None:
         self.cluster = cluster
@@ -47,6 +54,10 @@ class PravegaSegmentTestContext(SourceTestContext):
 
     def spark_options(self, continuous: bool) -> dict[str, str]:
         return {**self._options(), "maxEventsPerTrigger": "250"}
+
+    def split_golden_files(self) -> dict[str, Any]:
+        split = PravegaSegmentSplit("sc", "st", (1 << 32) | 3, 120, OPEN_END, (1, 2))
+        return {str(GOLDEN / "segment_split_v1.json"): split}
 
     def invalid_options(self) -> list[tuple[dict[str, str], str]]:
         base = self._options()

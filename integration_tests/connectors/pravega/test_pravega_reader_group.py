@@ -23,6 +23,7 @@ from connector_base.runtime import LocalRuntime
 from connector_base.testing import SourceTestContext, SourceTestSuite
 from connectors.pravega.options import PravegaSourceOptions
 from connectors.pravega.reader_group_source import PravegaReaderGroupSource
+from connectors.pravega.split_reader import FETCH_BYTES_CONFIG
 from connectors.testing.pravega_cluster import PravegaCluster, run_isolated, unique_name
 
 pytestmark = [pytest.mark.integration]
@@ -45,6 +46,8 @@ class PravegaReaderGroupTestContext(SourceTestContext):
     """A fresh 3-segment stream and group per test; ``add_split`` scales through the controller."""
 
     spark_format = "pravega"
+    # reads of 1 KiB: a segment's events take several fetches, so a mid-split snapshot exists
+    reader_config = {FETCH_BYTES_CONFIG: 1024}
 
     def __init__(self, cluster: PravegaCluster) -> None:
         self.cluster = cluster
