@@ -82,6 +82,7 @@ class KinesisShardEnumerator(SplitEnumerator[KinesisShardSplit, KinesisEnumerato
         self._assigned = set(state.assigned)
         self._initial_done = state.initial_discovery_done
         self._pending: list[KinesisShardSplit] = []
+        self._returned: dict[int, list[KinesisShardSplit]] = {}
         self._no_more = False
 
     def start(self) -> None:  # noqa: D102
@@ -139,16 +140,20 @@ class KinesisShardEnumerator(SplitEnumerator[KinesisShardSplit, KinesisEnumerato
         readers = sorted(self._context.registered_readers())
         if not readers:
             return
-        if self._pending:
-            assignment: dict[int, list[KinesisShardSplit]] = {}
-            for split in self._pending:
-                reader = readers[zlib.crc32(split.shard_id.encode()) % len(readers)]
-                assignment.setdefault(reader, []).append(split)
-            self._pending = []
+        assignment: dict[int, list[KinesisShardSplit]] = {}
+        for split in self._pending:
+            reader = readers[zlib.crc32(split.shard_id.encode()) % len(readers)]
+            assignment.setdefault(reader, []).append(split)
+        self._pending = []
+        for subtask in readers:  # splits returned by a failed reader go to that reader only
+            if subtask in self._returned:
+                assignment.setdefault(subtask, []).extend(self._returned.pop(subtask))
+        if assignment:
             self._context.assign_splits(assignment)
         if self._no_more:
             for r in readers:
-                self._context.signal_no_more_splits(r)
+                if r not in self._returned:
+                    self._context.signal_no_more_splits(r)
 
     def add_reader(self, subtask_id: int) -> None:  # noqa: D102
         self._assign()
@@ -156,8 +161,10 @@ class KinesisShardEnumerator(SplitEnumerator[KinesisShardSplit, KinesisEnumerato
     def handle_split_request(self, subtask_id: int, requester_hostname: str | None = None) -> None:  # noqa: D102
         self._assign()
 
-    def add_splits_back(self, splits: Sequence[KinesisShardSplit], subtask_id: int) -> None:  # noqa: D102
-        self._pending.extend(splits)
+    def add_splits_back(self, splits: Sequence[KinesisShardSplit], subtask_id: int) -> None:
+        """Splits of a failed reader, as of its last checkpoint: they go back to that reader when it
+        registers again, never to another reader that may have finished already."""
+        self._returned.setdefault(subtask_id, []).extend(splits)
         self._assign()
 
     def snapshot_state(self, checkpoint_id: int) -> KinesisEnumeratorState:  # noqa: D102
