@@ -359,10 +359,15 @@ def test_asyncio_clients_can_pipeline_requests(server, controller) -> None:
         return replies
 
     replies = asyncio.run(main())
-    assert [type(r).__name__ for r in replies] == [
-        "Hello",
-        "AppendSetup",
-        "DataAppended",
-        "StreamSegmentInfo",
-    ]
-    assert replies[3].write_offset == 2
+    names = [type(r).__name__ for r in replies]
+    assert names[:2] == ["Hello", "AppendSetup"]
+    # The real segment store acknowledges an append once it is durable, and may answer the info
+    # request pipelined behind it first (seen on the standalone); the emulator answers in order.
+    assert sorted(names[2:]) == ["DataAppended", "StreamSegmentInfo"]
+    info = next(r for r in replies if type(r).__name__ == "StreamSegmentInfo")
+    if names[2] == "DataAppended":
+        assert info.write_offset == 2
+    else:
+        assert info.write_offset in (0, 2)
+    if server.backend == Backend.EMULATOR:
+        assert names[2:] == ["DataAppended", "StreamSegmentInfo"]
