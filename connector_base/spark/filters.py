@@ -36,6 +36,7 @@ _OPS = {
     "LessThanOrEqual": "<=",
     "In": "in",
 }
+_NULL_OPS = {"IsNull": "is_null", "IsNotNull": "is_not_null"}
 
 
 class FilterSupport(Enum):
@@ -51,7 +52,8 @@ class FilterSupport(Enum):
 
 @dataclass(frozen=True)
 class ColumnFilter:
-    """``column op value`` (``op`` one of ``= > >= < <=``), or ``column in values``.
+    """``column op value`` (``op`` one of ``= > >= < <=``), ``column in values``, or
+    ``column is_null`` / ``column is_not_null`` (no values).
 
     ``column`` is the dotted column path; values are plain Python values as Spark gives them
     (``datetime`` for timestamps, timezone-aware in UTC when Spark's are naive).
@@ -78,8 +80,11 @@ def _normalise(value: Any) -> Any:
 
 def to_column_filter(spark_filter: Any) -> ColumnFilter | None:
     """The neutral form of one of Spark's filters; ``None`` for the kinds not translated
-    (``Not``, ``IsNull``, string matches, ...), which then stay with Spark."""
-    op = _OPS.get(type(spark_filter).__name__)
+    (``Not``, ``EqualNullSafe``, string matches, ...), which then stay with Spark."""
+    kind = type(spark_filter).__name__
+    if kind in _NULL_OPS:
+        return ColumnFilter(".".join(spark_filter.attribute), _NULL_OPS[kind], ())
+    op = _OPS.get(kind)
     if op is None:
         return None
     column = ".".join(spark_filter.attribute)

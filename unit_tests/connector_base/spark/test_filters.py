@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from pyspark.sql.datasource import EqualTo, GreaterThan, In, IsNull, LessThanOrEqual, Not
+from pyspark.sql.datasource import EqualTo, GreaterThan, In, IsNotNull, IsNull, LessThanOrEqual, Not
 
 from connector_base.errors import InvalidOptionError
 from connector_base.spark.filters import (
@@ -23,7 +23,8 @@ def test_translation() -> None:
     naive = dt.datetime(2024, 1, 1, 12)
     got = to_column_filter(LessThanOrEqual(("t",), naive))
     assert got is not None and got.value.tzinfo is not None and got.value == naive.astimezone(dt.UTC)
-    assert to_column_filter(IsNull(("a",))) is None
+    assert to_column_filter(IsNull(("a",))) == ColumnFilter("a", "is_null", ())
+    assert to_column_filter(IsNotNull(("a",))) == ColumnFilter("a", "is_not_null", ())
     assert to_column_filter(Not(EqualTo(("a",), 1))) is None
 
 
@@ -32,7 +33,7 @@ def test_exact_filters_leave_spark_narrowing_ones_stay() -> None:
         EqualTo(("e",), 1),
         GreaterThan(("n",), 1),
         EqualTo(("x",), 1),
-        IsNull(("e",)),
+        Not(EqualTo(("e",), 1)),
     )
 
     def support(f: ColumnFilter) -> FilterSupport:
