@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from connector_base.redaction import redact_text, shown_value
+
 __all__ = [
     "ConnectorError",
     "DataLossError",
@@ -19,15 +21,17 @@ class ConnectorError(Exception):
 class InvalidOptionError(ConnectorError, ValueError):
     """An option is missing, unknown or has a value that is not valid.
 
-    The message always names the option, the value given and what would be valid.
+    The message always names the option, the value given and what would be valid. The value is
+    redacted when the option's name or the value's shape says it may be a secret (see
+    ``connector_base.redaction``); ``value`` keeps the redacted form, so no copy of it leaks later.
     """
 
     def __init__(self, option: str, value: object, expected: str) -> None:
         self.option = option
-        self.value = value
-        self.expected = expected
-        shown = "<missing>" if value is None else repr(value)
-        super().__init__(f"Invalid value {shown} for option '{option}': expected {expected}")
+        self.value = shown_value(option, value)
+        self.expected = redact_text(expected)
+        shown = "<missing>" if value is None else repr(self.value)
+        super().__init__(f"Invalid value {shown} for option '{option}': expected {self.expected}")
 
 
 class DataLossError(ConnectorError):
