@@ -72,6 +72,16 @@ class SplitEnumeratorContext(ABC, Generic[SplitT]):
         """Run ``action`` on the enumerator's thread (default: at once)."""
         action()
 
+    def set_is_processing_backlog(self, is_processing_backlog: bool) -> None:  # noqa: B027
+        """Say whether the source is catching up on a backlog (FLIP-309); call it again when that changes.
+
+        While any source of a job reports backlog, the local runtime checkpoints every
+        ``checkpoint.interval-during-backlog`` (none when it is unset) instead of every
+        ``checkpoint.interval``; the Spark bridge lets micro-batches grow to the ``backlog.*`` limits.
+        The status holds until the enumerator changes it; a new enumerator starts not in backlog.
+        The default ignores it (a runtime without checkpoint scheduling).
+        """
+
 
 class SplitEnumerator(ABC, Generic[SplitT, EnumStateT]):
     """Discovers splits and assigns them to readers.

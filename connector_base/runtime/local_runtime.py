@@ -32,6 +32,7 @@ from typing import Any, Generic, TypeVar
 
 from connector_base.enumerator import ReaderInfo, SplitEnumerator, SplitEnumeratorContext
 from connector_base.errors import ConnectorError, SerializationError
+from connector_base.runtime.checkpoint_scheduler import CheckpointConfig, CheckpointScheduler
 from connector_base.serialization import Json
 from connector_base.source import Source
 from connector_base.source_reader import InputStatus, SourceReader, SourceReaderContext
@@ -158,6 +159,9 @@ class _CoordinatorContext(SplitEnumeratorContext[SplitT]):
     def run_in_coordinator_thread(self, action: Callable[[], Any]) -> None:
         self._rt._events.put(action)
 
+    def set_is_processing_backlog(self, is_processing_backlog: bool) -> None:
+        self._rt._set_backlog(is_processing_backlog)
+
 
 class _ReaderThread(Generic[T, SplitT]):
     """One reader and its thread; commands arrive through an inbox processed between polls."""
@@ -242,7 +246,10 @@ class LocalRuntime(Generic[T, SplitT, EnumStateT]):
         checkpoint_path: str | None = None,
         reader_config: Mapping[str, Any] | None = None,
         close_timeout_s: float = 10.0,
+        checkpoint_config: CheckpointConfig | Mapping[str, Any] | None = None,
     ) -> None:
+        """``checkpoint_config``: periodic checkpoints (``checkpoint.interval``,
+        ``checkpoint.interval-during-backlog``, see checkpoint_scheduler.py); none by default."""
         if parallelism < 1:
             raise ValueError(f"parallelism must be >= 1, got {parallelism}")
         self.source = source
@@ -264,6 +271,11 @@ class LocalRuntime(Generic[T, SplitT, EnumStateT]):
         self._checkpoint_id = 0
         self._committed_before_restore = 0
         self._error: BaseException | None = None
+        if not isinstance(checkpoint_config, CheckpointConfig):
+            checkpoint_config = CheckpointConfig.from_options(checkpoint_config or {})
+        self._scheduler = CheckpointScheduler(checkpoint_config, time.monotonic)
+        self.checkpoint_history: list[tuple[float, int, bool]] = []
+        """``(monotonic time, checkpoint id, processing backlog)`` of every completed checkpoint."""
 
     # --- lifecycle ------------------------------------------------------------------------------
     def start(self, restore_from: RuntimeCheckpoint | str | None = None) -> None:
@@ -332,6 +344,9 @@ class LocalRuntime(Generic[T, SplitT, EnumStateT]):
             timeout = 0.05
             if self._timers:
                 timeout = max(0.0, min(timeout, self._timers[0].due - time.monotonic()))
+            checkpoint_due = self._scheduler.next_due()
+            if checkpoint_due is not None:
+                timeout = max(0.0, min(timeout, checkpoint_due - time.monotonic()))
             try:
                 event = self._events.get(timeout=timeout)
             except queue.Empty:
@@ -342,6 +357,8 @@ class LocalRuntime(Generic[T, SplitT, EnumStateT]):
                 now = time.monotonic()
                 while self._timers and self._timers[0].due <= now:
                     heapq.heappop(self._timers).action()
+                if self._enumerator is not None and self._scheduler.is_due():
+                    self._take_checkpoint(60.0)
             except BaseException as e:  # noqa: BLE001 - surfaced by wait_* and checkpoint
                 LOG.warning("coordinator failed: %s", e)
                 self._error = e
@@ -367,6 +384,21 @@ class LocalRuntime(Generic[T, SplitT, EnumStateT]):
                 heapq.heappush(self._timers, _Timer(time.monotonic() + period_s, next(self._seq), fire))
 
         heapq.heappush(self._timers, _Timer(time.monotonic() + initial_delay_s, next(self._seq), fire))
+
+    def _set_backlog(self, backlog: bool) -> None:
+        changed = backlog != self._scheduler.processing_backlog
+        self._scheduler.set_processing_backlog(backlog)
+        if changed:
+            LOG.info(
+                "the source reports %s: periodic checkpoints every %s ms",
+                "backlog" if backlog else "no backlog",
+                self._scheduler.interval_ms(),
+            )
+
+    @property
+    def processing_backlog(self) -> bool:
+        """Whether the source reports backlog now (``set_is_processing_backlog``)."""
+        return self._scheduler.processing_backlog
 
     def _handle_split_request(self, subtask: int) -> None:
         if self._enumerator is not None and subtask in self._registered:
@@ -401,44 +433,47 @@ class LocalRuntime(Generic[T, SplitT, EnumStateT]):
     # --- checkpoints and failures -------------------------------------------------------------
     def checkpoint(self, timeout: float = 60.0) -> RuntimeCheckpoint:
         """Take a consistent checkpoint (and write it to ``checkpoint_path`` when set)."""
-
-        def take() -> RuntimeCheckpoint:
-            self._checkpoint_id += 1
-            cid = self._checkpoint_id
-            serializer = self.source.split_serializer
-            replies: dict[int, Future[list[SplitT]]] = {}
-            for i, rt in self._readers.items():
-                fut: Future[list[SplitT]] = Future()
-                replies[i] = fut
-
-                def snap(rt: _ReaderThread[T, SplitT] = rt, fut: Future[list[SplitT]] = fut) -> None:
-                    splits = rt.reader.snapshot_state(cid)
-                    rt.committed.extend(rt.output.pending)
-                    rt.output.pending = []
-                    rt.assigned_since_checkpoint = []
-                    rt.last_checkpoint_splits = list(splits)
-                    fut.set_result(splits)
-
-                if rt.error is not None or not rt.thread.is_alive():
-                    snap()
-                else:
-                    rt.inbox.put(snap)
-            readers = {i: [serializer.serialize(s) for s in f.result(timeout)] for i, f in replies.items()}
-            assert self._enumerator is not None
-            enum_state = self.source.enumerator_checkpoint_serializer.serialize(
-                self._enumerator.snapshot_state(cid)
-            )
-            ckpt = RuntimeCheckpoint(
-                cid, enum_state, readers, self._committed_before_restore + len(self.committed())
-            )
-            if self.checkpoint_path:
-                ckpt.save(self.checkpoint_path)
-            self._enumerator.notify_checkpoint_complete(cid)
-            for rt in self._readers.values():
-                rt.inbox.put(functools.partial(rt.reader.notify_checkpoint_complete, cid))
-            return ckpt
-
+        take = functools.partial(self._take_checkpoint, timeout)
         return self._on_coordinator(take, timeout)  # type: ignore[no-any-return]
+
+    def _take_checkpoint(self, timeout: float) -> RuntimeCheckpoint:
+        """On the coordinator: snapshot every reader, then the enumerator."""
+        self._checkpoint_id += 1
+        cid = self._checkpoint_id
+        serializer = self.source.split_serializer
+        replies: dict[int, Future[list[SplitT]]] = {}
+        for i, rt in self._readers.items():
+            fut: Future[list[SplitT]] = Future()
+            replies[i] = fut
+
+            def snap(rt: _ReaderThread[T, SplitT] = rt, fut: Future[list[SplitT]] = fut) -> None:
+                splits = rt.reader.snapshot_state(cid)
+                rt.committed.extend(rt.output.pending)
+                rt.output.pending = []
+                rt.assigned_since_checkpoint = []
+                rt.last_checkpoint_splits = list(splits)
+                fut.set_result(splits)
+
+            if rt.error is not None or not rt.thread.is_alive():
+                snap()
+            else:
+                rt.inbox.put(snap)
+        readers = {i: [serializer.serialize(s) for s in f.result(timeout)] for i, f in replies.items()}
+        assert self._enumerator is not None
+        enum_state = self.source.enumerator_checkpoint_serializer.serialize(
+            self._enumerator.snapshot_state(cid)
+        )
+        ckpt = RuntimeCheckpoint(
+            cid, enum_state, readers, self._committed_before_restore + len(self.committed())
+        )
+        if self.checkpoint_path:
+            ckpt.save(self.checkpoint_path)
+        self._enumerator.notify_checkpoint_complete(cid)
+        for rt in self._readers.values():
+            rt.inbox.put(functools.partial(rt.reader.notify_checkpoint_complete, cid))
+        self._scheduler.checkpoint_taken()
+        self.checkpoint_history.append((time.monotonic(), cid, self._scheduler.processing_backlog))
+        return ckpt
 
     def fail_reader(self, subtask: int) -> None:
         """Simulate a reader failure: drop its uncommitted output, return its splits, start a new one."""

@@ -44,6 +44,7 @@ class DriverEnumeratorContext(SplitEnumeratorContext[SplitT]):
         self._assigned: list[SplitT] = []
         self._no_more_splits = False
         self._calls: list[_ScheduledCall] = []
+        self._processing_backlog = False
 
     def current_parallelism(self) -> int:  # noqa: D102
         return 1
@@ -62,6 +63,16 @@ class DriverEnumeratorContext(SplitEnumeratorContext[SplitT]):
     def no_more_splits(self) -> bool:
         """Whether the enumerator said no more splits will come."""
         return self._no_more_splits
+
+    def set_is_processing_backlog(self, is_processing_backlog: bool) -> None:  # noqa: D102
+        if is_processing_backlog != self._processing_backlog:
+            LOG.info("the enumerator reports %s", "backlog" if is_processing_backlog else "no backlog")
+        self._processing_backlog = is_processing_backlog
+
+    @property
+    def processing_backlog(self) -> bool:
+        """What the enumerator last said through ``set_is_processing_backlog`` (False until it does)."""
+        return self._processing_backlog
 
     def call_async(  # noqa: D102
         self,

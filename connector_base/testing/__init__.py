@@ -7,7 +7,8 @@ later, reader failure and recovery, Spark batch versus ``Trigger.AvailableNow``,
 errors for invalid options.
 """
 
+from connector_base.testing.recording_enumerator_context import RecordingEnumeratorContext
 from connector_base.testing.source_test_context import SourceTestContext
 from connector_base.testing.source_test_suite import SourceTestSuite
 
-__all__ = ["SourceTestContext", "SourceTestSuite"]
+__all__ = ["RecordingEnumeratorContext", "SourceTestContext", "SourceTestSuite"]
