@@ -406,13 +406,17 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         for sid, e in list(plan.splits.items()):
             if planner.is_finished(e.split, e.pos):
                 del plan.splits[sid]
-        if self._target is None:
+        if self._target is None or planner.discovers_during_available_now():
             plan.discover()
         current = {sid: (e.split, e.pos) for sid, e in plan.splits.items()}
         available = planner.end_positions(current) if current else {}
         if self._available_now and self._target is None:
             self._target = dict(planner.target_positions(current) if current else {})
             LOG.info("Trigger.AvailableNow target fixed for %d splits", len(self._target))
+        elif self._target is not None and any(sid not in self._target for sid in current):
+            # splits discovered after the target was fixed (a hybrid source's next stage): theirs now
+            new = {sid: c for sid, c in current.items() if sid not in self._target}
+            self._target.update(planner.target_positions(new))
         if self._target is not None:
             # a split the planner holds now (its end is its position) stays held until released
             available = {

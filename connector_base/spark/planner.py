@@ -115,6 +115,15 @@ class SplitPlanner(ABC, Generic[SplitT]):
         """Batch reads only: the filters the data source's ``filter_support`` accepted, given
         before ``start_position`` / ``end_positions``, to plan narrower ranges (see filters.py)."""
 
+    def discovers_during_available_now(self) -> bool:
+        """Whether ``Trigger.AvailableNow`` keeps discovering splits after it fixed its target.
+
+        ``False`` by default: the target is the data that exists when the query starts. A hybrid
+        source's next stage has splits only once the previous stage is read; its planner says
+        ``True``, and each split found later gets its target when it first appears.
+        """
+        return False
+
     def partition_target_bytes(self) -> int | None:
         """Pack small ranges into Spark partitions of about this many bytes (``None``: one range each)."""
         return None
