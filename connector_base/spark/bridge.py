@@ -34,6 +34,7 @@ from connector_base.serialization import dumps_canonical
 from connector_base.source import Source
 from connector_base.spark.arrow_output import DEFAULT_BATCH_ROWS
 from connector_base.spark.enumerator_context import DRIVER_SUBTASK, DriverEnumeratorContext
+from connector_base.spark.failed_stream_reader import FailedStreamReader
 from connector_base.spark.filters import ColumnFilter, FilterSupport, pushdown_requested, split_by_support
 from connector_base.spark.offsets import BridgeOffset, SplitEntry
 from connector_base.spark.partition_reader import read_splits_as_arrow
@@ -172,6 +173,17 @@ class SourceDataSource(DataSource):
         return _BridgeBatchReader(self, schema)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        """A micro-batch stream reader; an error building it is raised by its first call.
+
+        PySpark's runner would otherwise end the error with its own ``UnboundLocalError`` (see
+        ``failed_stream_reader``).
+        """
+        try:
+            return self._stream_reader(schema)
+        except Exception as error:
+            return FailedStreamReader(error)
+
+    def _stream_reader(self, schema: StructType) -> DataSourceStreamReader:
         """A micro-batch stream reader (options validated now)."""
         self._check_schema(schema)
         self.create_source(schema, streaming=True)
