@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter
 from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType, TimestampType
+from typing_extensions import override
 
 from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner
+from connector_base.spark.filters import ColumnFilter, FilterSupport
 from connectors._extras import require_extra
+from connectors.kinesis.filter_pushdown import kinesis_filter_support
 from connectors.kinesis.options import KinesisOptions
 from connectors.kinesis.planner import KinesisSplitPlanner
 from connectors.kinesis.sink import KinesisBatchWriter, KinesisStreamWriter, validate_sink_schema
@@ -37,6 +40,7 @@ class KinesisDataSource(SourceDataSource):
     """``spark.read.format("kinesis-unified")``, ``readStream``, ``write`` and ``writeStream``."""
 
     fixed_schema = True
+    supports_filter_pushdown = True
 
     @classmethod
     def name(cls) -> str:  # noqa: D102
@@ -54,6 +58,10 @@ class KinesisDataSource(SourceDataSource):
 
     def create_planner(self, source: KinesisSource) -> SplitPlanner[object]:  # type: ignore[override]  # noqa: D102
         return KinesisSplitPlanner(source.options, streaming=not source.bounded)  # type: ignore[return-value]
+
+    @override
+    def filter_support(self, column_filter: ColumnFilter) -> FilterSupport:  # noqa: D102
+        return kinesis_filter_support(column_filter)
 
     def read_limit_options(self) -> ReadLimitOptions:  # noqa: D102
         opts = self._options()

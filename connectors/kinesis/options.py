@@ -45,6 +45,7 @@ KNOWN_OPTIONS = {
     "deaggregate": "deaggregate",
     "cutsafetymarginms": "cutSafetyMarginMs",
     "arrowbatchrows": "arrowBatchRows",
+    "filterpushdown": "filterPushdown",
     "partitionkeycolumn": "partitionKeyColumn",
     "path": "path",
     "checkpointlocation": "checkpointLocation",

@@ -20,12 +20,16 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from typing_extensions import override
 
 from connector_base import DataLossError
 from connector_base.spark import Backlog, Position, SplitPlanner
+from connector_base.spark.filters import ColumnFilter
 from connectors.kinesis.client import AT_TIMESTAMP_TIMEOUT_S, kinesis_client
+from connectors.kinesis.filter_pushdown import KinesisFilters
 from connectors.kinesis.options import KinesisOptions
 from connectors.kinesis.positions import PositionKind, ShardPosition
 from connectors.kinesis.shard_discovery import StreamSnapshot, call_with_retry, list_stream
@@ -68,13 +72,20 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
         self._scans: dict[tuple[str, str, str], list[tuple[int, int]]] = {}
         self.last_snapshot: StreamSnapshot | None = None
         self._retention_due = 0.0
+        self._filters: KinesisFilters | None = None
 
     def open(self) -> None:  # noqa: D102
         self._client = kinesis_client(self.options)
 
     # --- positions ----------------------------------------------------------------------------
     def start_position(self, split: KinesisShardSplit) -> Position:  # noqa: D102
+        if self._filters is not None:
+            return self._filters.start(split.start).to_json()
         return split.start.to_json()
+
+    @override
+    def push_filters(self, filters: Sequence[ColumnFilter]) -> None:  # noqa: D102
+        self._filters = KinesisFilters.of(filters)
 
     def is_finished(self, split: KinesisShardSplit, position: Position) -> bool:  # noqa: D102
         pos = ShardPosition.from_json(position)
@@ -94,7 +105,7 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
     # --- planning -----------------------------------------------------------------------------
     def end_positions(self, splits: Mapping[str, tuple[KinesisShardSplit, Position]]) -> dict[str, Position]:  # noqa: D102
         if not self.streaming:
-            return {sid: (s.end or ShardPosition.shard_end()).to_json() for sid, (s, _p) in splits.items()}
+            return {sid: self._batch_end(s, pos).to_json() for sid, (s, pos) in splits.items()}
         self._scans.clear()
         # the retention period is re-read at most every shardDiscoveryIntervalMs
         known = self.last_snapshot.retention_hours if self.last_snapshot is not None else None
@@ -122,6 +133,20 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
                 continue
             ends[sid] = self._open_shard_end(split, pos, cut, ending).to_json()
         return ends
+
+    def _batch_end(self, split: KinesisShardSplit, start: Position) -> ShardPosition:
+        """The end of a batch read's range; its start when pushed filters leave nothing to read."""
+        end = split.end or ShardPosition.shard_end()
+        f = self._filters
+        if f is None:
+            return end
+        first = ShardPosition.from_json(start)
+        end = f.end(end)
+        if not f.keeps(split) or f.is_empty(first, end):
+            LOG.info("pushed filters %s: shard %s not read", f.applied, split.shard_id)
+            return first
+        LOG.info("pushed filters %s: shard %s read in [%s, %s)", f.applied, split.shard_id, first, end)
+        return end
 
     def _open_shard_end(
         self, split: KinesisShardSplit, pos: ShardPosition, cut: int, ending: int | None
