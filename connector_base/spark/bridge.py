@@ -35,6 +35,8 @@ from connector_base.source import Source
 from connector_base.spark.arrow_output import DEFAULT_BATCH_ROWS
 from connector_base.spark.backlog import BacklogSizing, backlog_sizing_for, default_read_limit
 from connector_base.spark.enumerator_context import DRIVER_SUBTASK, DriverEnumeratorContext
+from connector_base.spark.event_time_cut import EventTimeCut
+from connector_base.spark.event_time_options import ALIGNMENT, EVENT_TIME_OPTION_NAMES, EventTimeOptions
 from connector_base.spark.failed_stream_reader import FailedStreamReader
 from connector_base.spark.filters import ColumnFilter, FilterSupport, pushdown_requested, split_by_support
 from connector_base.spark.offsets import BridgeOffset, SplitEntry
@@ -127,6 +129,29 @@ class SourceDataSource(DataSource):
     supports_filter_pushdown: bool = False
     """True when ``filter_support`` accepts some filters (then ``filterPushdown=true`` takes effect)."""
 
+    def event_time_cut_support(self, options: EventTimeOptions) -> str | None:
+        """``None`` when ``eventTime.alignment=cut`` works with ``options``, else what is valid instead.
+
+        A connector whose planner implements ``positions_at_time``, ``times_at`` and ``head_times``
+        overrides this (and checks where its event time comes from, ``eventTime.column``).
+        """
+        return f"off: format {self.name()!r} has no event-time lookups on the driver for an event-time cut"
+
+    def event_time_options(self) -> EventTimeOptions:
+        """The ``eventTime.*`` options, taken out of ``options`` (the connector never sees them)."""
+        parsed: EventTimeOptions | None = self.__dict__.get("_event_time")
+        if parsed is None:
+            names = {n.lower() for n in EVENT_TIME_OPTION_NAMES}
+            taken = {k: v for k, v in self.options.items() if k.lower() in names}
+            for key in taken:
+                del self.options[key]
+            parsed = EventTimeOptions.parse(taken)
+            reason = self.event_time_cut_support(parsed) if parsed.cut else None
+            if reason is not None:
+                raise InvalidOptionError(ALIGNMENT, "cut", reason)
+            self.__dict__["_event_time"] = parsed
+        return parsed
+
     def batch_rows(self) -> int:
         """Rows per Arrow batch handed to Spark."""
         raw = self.options.get("arrowBatchRows")
@@ -144,6 +169,7 @@ class SourceDataSource(DataSource):
         options must be valid for at least one of them (``startingOffsets=latest`` is streaming-only,
         for instance); ``reader()`` and ``streamReader()`` then apply the rules of their mode.
         """
+        self.event_time_options()
         schema = _as_struct(self.default_schema())
         self._validate_either_mode(schema)
         pushdown_requested(self.options)
@@ -166,6 +192,7 @@ class SourceDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         """A batch reader (options validated now)."""
+        self.event_time_options()
         self._check_schema(schema)
         self.create_source(schema, streaming=False)
         self.batch_rows()
@@ -186,6 +213,7 @@ class SourceDataSource(DataSource):
 
     def _stream_reader(self, schema: StructType) -> DataSourceStreamReader:
         """A micro-batch stream reader (options validated now)."""
+        self.event_time_options()
         self._check_schema(schema)
         self.create_source(schema, streaming=True)
         self.read_limit_options()
@@ -370,6 +398,8 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._available_now = False
         self._target: dict[str, Position] | None = None
         self._last_progress: float | None = None
+        event_time = ds.event_time_options()
+        self._cut = EventTimeCut(event_time) if event_time.cut else None
         self._sizing: BacklogSizing | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -451,6 +481,8 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             and not self._min_reached(planner, ranges, limits)
         ):
             return self._remember(dict(start))
+        if self._cut is not None:  # eventTime.alignment=cut: no split reads past the cut
+            ranges = self._cut.bound(planner, start, ranges, limits)
         chosen = admit(planner, ranges, limits)
         before = start.get("splits", {})
         advanced = any(sid not in before for sid in plan.splits) or any(
@@ -463,7 +495,9 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         for sid, pos in chosen.items():
             plan.splits[sid].pos = pos
         self._last_progress = time.monotonic()
-        return self._remember(plan.offset().to_json(serializer))
+        offset = plan.offset()
+        offset.event_time = self._cut.mark(chosen) if self._cut is not None else None
+        return self._remember(offset.to_json(serializer))
 
     def _min_reached(
         self, planner: SplitPlanner[Any], ranges: Mapping[str, tuple[Any, Any, Any]], limits: ReadLimitOptions
@@ -482,7 +516,10 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return delay is not None and waited_ms >= delay and total > 0
 
     def reportLatestOffset(self) -> dict[str, Any] | None:  # noqa: D102
-        return self._sizing.report() if self._sizing is not None else self._latest_report
+        report = self._sizing.report() if self._sizing is not None else self._latest_report
+        if self._cut is not None and report is not None:
+            report = {**report, "eventTime": self._cut.report()}
+        return report
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:  # noqa: D102
         if self._plan is None:

@@ -9,6 +9,12 @@ Layout (version 1)::
                                "pos": <position>}},              # where this offset stands
      "noMoreSplits": false}
 
+Version 2 (written only when ``eventTime.alignment=cut`` stamped the offset; otherwise version 1 is
+written, so offsets of queries without a cut are unchanged) adds::
+
+     "cut": {"t": <ms>,                              # the event-time cut T of this batch
+             "et": {"<split id>": <ms> | null}}       # each split's event time at ``pos``
+
 A split whose ``pos`` is finished stays in the offset that finished it (so ``partitions`` can plan
 its last range) and is dropped from the next one.
 """
@@ -23,9 +29,11 @@ from connector_base.errors import SerializationError
 from connector_base.serialization import Json, VersionedSerializer, dumps_canonical
 from connector_base.split import SourceSplit
 
-__all__ = ["BridgeOffset", "SplitEntry", "OFFSET_VERSION"]
+__all__ = ["BridgeOffset", "EventTimeMark", "SplitEntry", "OFFSET_VERSION"]
 
-OFFSET_VERSION = 1
+OFFSET_VERSION = 2
+PLAIN_OFFSET_VERSION = 1
+"""The version written when the offset carries no cut."""
 
 SplitT = TypeVar("SplitT", bound=SourceSplit)
 """The split type."""
@@ -40,6 +48,33 @@ class SplitEntry(Generic[SplitT]):
     pos: Json
 
 
+@dataclass(frozen=True, slots=True)
+class EventTimeMark:
+    """The event-time cut of a micro-batch: ``cut_ms`` (T) and each split's event time."""
+
+    cut_ms: int
+    split_times: dict[str, int | None] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``"cut"`` entry of a version 2 offset."""
+        return {"t": self.cut_ms, "et": dict(sorted(self.split_times.items()))}
+
+    @classmethod
+    def from_json(cls, data: Any) -> EventTimeMark | None:
+        """Parse the ``"cut"`` entry (``None`` when absent)."""
+        if data is None:
+            return None
+        if not isinstance(data, Mapping) or not isinstance(data.get("t"), int):
+            raise SerializationError(f"offset entry 'cut' must be {{'t': <ms>, 'et': {{...}}}}, got {data!r}")
+        times = data.get("et", {})
+        return cls(int(data["t"]), {str(k): (None if v is None else int(v)) for k, v in times.items()})
+
+    @classmethod
+    def of_offset(cls, data: Mapping[str, Any]) -> EventTimeMark | None:
+        """The mark of an offset dict of any version (``None`` for version 1)."""
+        return cls.from_json(data.get("cut")) if data.get("v") == OFFSET_VERSION else None
+
+
 @dataclass(slots=True)
 class BridgeOffset(Generic[SplitT]):
     """The parsed offset."""
@@ -47,11 +82,19 @@ class BridgeOffset(Generic[SplitT]):
     enumerator: Json
     splits: dict[str, SplitEntry[SplitT]] = field(default_factory=dict)
     no_more_splits: bool = False
+    event_time: EventTimeMark | None = None
 
     def to_json(self, split_serializer: VersionedSerializer[SplitT]) -> dict[str, Any]:
-        """The dict for Spark."""
+        """The dict for Spark (version 1 unless it carries an event-time cut)."""
+        data = self._v1_json(split_serializer)
+        if self.event_time is not None:
+            data["v"] = OFFSET_VERSION
+            data["cut"] = self.event_time.to_json()
+        return data
+
+    def _v1_json(self, split_serializer: VersionedSerializer[SplitT]) -> dict[str, Any]:
         return {
-            "v": OFFSET_VERSION,
+            "v": PLAIN_OFFSET_VERSION,
             "enumerator": self.enumerator,
             "splits": {
                 sid: {"split": split_serializer.serialize(e.split), "first": e.first, "pos": e.pos}
@@ -67,7 +110,7 @@ class BridgeOffset(Generic[SplitT]):
         """Parse an offset written by ``to_json`` (any supported version)."""
         version = data.get("v") if isinstance(data, Mapping) else None
         match version:
-            case 1:
+            case 1 | 2:  # 2 adds "cut" (the event-time cut and each split's event time)
                 return cls(
                     enumerator=data["enumerator"],
                     splits={
@@ -75,6 +118,7 @@ class BridgeOffset(Generic[SplitT]):
                         for sid, e in data["splits"].items()
                     },
                     no_more_splits=bool(data.get("noMoreSplits", False)),
+                    event_time=EventTimeMark.from_json(data.get("cut")) if version == 2 else None,
                 )
             case _:
                 raise SerializationError(

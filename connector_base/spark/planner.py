@@ -9,7 +9,9 @@ records. A connector that runs on Spark implements one ``SplitPlanner`` next to 
 * ``end_positions`` says how far each split can be read right now (one batched call);
 * ``backlog`` and ``cut`` let the bridge apply ``maxRecordsPerTrigger``-style admission control;
 * ``range_splits`` turns ``[start, end)`` into splits that executors read exactly;
-* ``is_finished`` says a split will never have more data at that position.
+* ``is_finished`` says a split will never have more data at that position;
+* ``positions_at_time``, ``times_at`` and ``head_times`` (optional) let the bridge admit records by
+  an event-time cut (``eventTime.alignment=cut``, see event_time_cut.py).
 
 Positions are opaque JSON primitives to the bridge.
 """
@@ -21,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from connector_base.errors import ConnectorError
 from connector_base.serialization import Json
 from connector_base.split import SourceSplit
 
@@ -114,6 +117,24 @@ class SplitPlanner(ABC, Generic[SplitT]):
     def push_filters(self, filters: Sequence[ColumnFilter]) -> None:  # noqa: B027
         """Batch reads only: the filters the data source's ``filter_support`` accepted, given
         before ``start_position`` / ``end_positions``, to plan narrower ranges (see filters.py)."""
+
+    # --- event time (optional: a planner without these cannot run eventTime.alignment=cut) --------
+    def positions_at_time(
+        self, ranges: Mapping[str, tuple[SplitT, Position, Position]], t_ms: int
+    ) -> dict[str, Position]:
+        """For each ``split_id -> (split, start, end)``: the first position in ``[start, end]``
+        whose record has event time ``>= t_ms`` (``end`` when none has), in one batched call."""
+        raise ConnectorError(f"{type(self).__name__} cannot look up positions by event time")
+
+    def times_at(self, positions: Mapping[str, tuple[SplitT, Position]]) -> dict[str, int | None]:
+        """For each ``split_id -> (split, position)``: the event time (ms) of the record at
+        ``position``, ``None`` where there is none yet."""
+        raise ConnectorError(f"{type(self).__name__} cannot look up event times")
+
+    def head_times(self, ends: Mapping[str, tuple[SplitT, Position]]) -> dict[str, int | None]:
+        """For each ``split_id -> (split, end)``: the event time (ms) of the newest record before
+        ``end`` (the split's head), ``None`` where the split holds no record."""
+        raise ConnectorError(f"{type(self).__name__} cannot look up event times")
 
     def discovers_during_available_now(self) -> bool:
         """Whether ``Trigger.AvailableNow`` keeps discovering splits after it fixed its target.
