@@ -11,6 +11,7 @@ __all__ = [
     "MalformedRecordError",
     "ReaderFailedError",
     "SerializationError",
+    "UnsupportedOperationError",
 ]
 
 
@@ -48,3 +49,7 @@ class SerializationError(ConnectorError):
 
 class ReaderFailedError(ConnectorError):
     """A fetcher thread failed; the original exception is the ``__cause__``."""
+
+
+class UnsupportedOperationError(ConnectorError, NotImplementedError):
+    """An optional operation the component does not implement (pausing splits for alignment)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Generic, TypeVar
 
-from connector_base.source_reader import ReaderOutput
+from connector_base.source_output import SourceOutput
 
 __all__ = ["RecordEmitter"]
 
@@ -20,10 +20,12 @@ SplitStateT = TypeVar("SplitStateT")
 class RecordEmitter(ABC, Generic[E, T, SplitStateT]):
     """Emits ``element`` to ``output`` and updates ``split_state`` so a checkpoint resumes after it.
 
-    Called on the task thread only. For throughput, an element may be a whole batch (for example a
+    Called on the task thread only. ``output`` is the split's own output: pass the record's
+    timestamp when the source has one (``collect(record, ts)``, ``collect_batch(batch, stamps)``),
+    so event time can use it. For throughput, an element may be a whole batch (for example a
     ``pyarrow.RecordBatch``) that goes out with ``output.collect_batch``.
     """
 
     @abstractmethod
-    def emit_record(self, element: E, output: ReaderOutput[T], split_state: SplitStateT) -> None:
+    def emit_record(self, element: E, output: SourceOutput[T], split_state: SplitStateT) -> None:
         """Emit one element and advance the state past it."""

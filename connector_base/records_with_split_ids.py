@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Generic, TypeVar
 
 __all__ = ["RecordsWithSplitIds", "RecordsBySplits"]
+
+_NO_REPORT: Mapping[str, bool] = MappingProxyType({})
 
 E = TypeVar("E")
 """The element type a split reader produces (a record, or a batch of records)."""
@@ -31,6 +34,15 @@ class RecordsWithSplitIds(ABC, Generic[E]):
     def finished_splits(self) -> set[str]:
         """Splits that reached their end in this fetch (after the records above)."""
 
+    def caught_up_status(self) -> Mapping[str, bool]:
+        """For the splits this fetch reports on: whether each has read everything available now.
+
+        A split at its head (the end of what its system holds) is "caught up"; only caught-up
+        splits can go idle. Splits not reported keep their last status; a split reader that never
+        reports leaves its splits not caught up, so they never go idle. Default: no report.
+        """
+        return _NO_REPORT
+
     def recycle(self) -> None:  # noqa: B027
         """Called when the records were fully consumed (buffer reuse hook)."""
 
@@ -38,13 +50,14 @@ class RecordsWithSplitIds(ABC, Generic[E]):
 class RecordsBySplits(RecordsWithSplitIds[E]):
     """A simple ``RecordsWithSplitIds`` over a dict of lists."""
 
-    __slots__ = ("_by_split", "_finished", "_iter", "_current")
+    __slots__ = ("_by_split", "_finished", "_iter", "_current", "_caught_up")
 
     def __init__(self, by_split: dict[str, list[E]] | None = None, finished: Iterable[str] = ()) -> None:
         self._by_split: dict[str, list[E]] = by_split or {}
         self._finished = set(finished)
         self._iter: Iterator[str] | None = None
         self._current: str | None = None
+        self._caught_up: dict[str, bool] | None = None
 
     def add(self, split_id: str, record: E) -> None:
         """Add one record of a split."""
@@ -57,6 +70,15 @@ class RecordsBySplits(RecordsWithSplitIds[E]):
     def add_finished_split(self, split_id: str) -> None:
         """Mark a split finished."""
         self._finished.add(split_id)
+
+    def set_caught_up(self, split_id: str, caught_up: bool = True) -> None:
+        """Report whether a split has read everything available now (see ``caught_up_status``)."""
+        if self._caught_up is None:
+            self._caught_up = {}
+        self._caught_up[split_id] = caught_up
+
+    def caught_up_status(self) -> Mapping[str, bool]:  # noqa: D102
+        return self._caught_up if self._caught_up is not None else _NO_REPORT
 
     def next_split(self) -> str | None:  # noqa: D102
         if self._iter is None:

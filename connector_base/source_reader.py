@@ -32,7 +32,11 @@ class InputStatus(Enum):
 
 
 class ReaderOutput(Protocol[T_contra]):
-    """Where a reader puts records."""
+    """Where a reader puts records: what a runtime hands ``poll_next``.
+
+    A runtime that tracks event time hands an ``EventTimeReaderOutput`` (``source_output``),
+    which also makes one output per split.
+    """
 
     def collect(self, record: T_contra) -> None:
         """Emit one record."""
@@ -86,6 +90,18 @@ class SourceReader(ABC, Generic[T, SplitT]):
     @abstractmethod
     def snapshot_state(self, checkpoint_id: int) -> list[SplitT]:
         """The unfinished splits, each positioned after the last record emitted."""
+
+    def pause_or_resume_splits(self, splits_to_pause: Sequence[str], splits_to_resume: Sequence[str]) -> None:
+        """Pause and resume splits by id, for watermark alignment (FLIP-217); optional.
+
+        The default raises ``UnsupportedOperationError``.
+        """
+        from connector_base.errors import UnsupportedOperationError
+
+        raise UnsupportedOperationError(
+            f"{type(self).__name__} does not support pausing or resuming splits, which watermark "
+            "alignment of splits needs"
+        )
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:  # noqa: B027
         """A checkpoint completed (optional)."""

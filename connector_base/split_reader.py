@@ -7,10 +7,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from connector_base.errors import UnsupportedOperationError
 from connector_base.records_with_split_ids import RecordsWithSplitIds
 from connector_base.split import SourceSplit
 
-__all__ = ["SplitReader", "SplitsChange", "SplitsAddition", "SplitsRemoval"]
+__all__ = [
+    "ALLOW_UNALIGNED_SOURCE_SPLITS_KEY",
+    "SplitReader",
+    "SplitsAddition",
+    "SplitsChange",
+    "SplitsRemoval",
+]
+
+ALLOW_UNALIGNED_SOURCE_SPLITS_KEY = "pipeline.watermark-alignment.allow-unaligned-source-splits"
+"""Reader configuration key: when true, a split reader that cannot pause splits is left unaligned."""
 
 E = TypeVar("E")
 """The element type ``fetch`` returns."""
@@ -58,10 +68,21 @@ class SplitReader(ABC, Generic[E, SplitT]):
     def wake_up(self) -> None:
         """Interrupt a blocking ``fetch`` (called from another thread)."""
 
-    def pause_or_resume_splits(  # noqa: B027
+    def pause_or_resume_splits(
         self, splits_to_pause: Sequence[SplitT], splits_to_resume: Sequence[SplitT]
     ) -> None:
-        """Pause or resume reading some splits (watermark alignment); optional."""
+        """Stop fetching ``splits_to_pause`` and fetch ``splits_to_resume`` again (FLIP-217).
+
+        Watermark alignment pauses splits that run ahead. A paused split keeps its position and
+        its assignment; ``fetch`` returns no records of it until it is resumed. Splits this reader
+        does not hold are ignored. The default raises ``UnsupportedOperationError``, as Flink's.
+        """
+        raise UnsupportedOperationError(
+            f"{type(self).__name__} does not support pausing or resuming splits, which watermark "
+            "alignment of splits needs; implement SplitReader.pause_or_resume_splits, or set "
+            f"'{ALLOW_UNALIGNED_SOURCE_SPLITS_KEY}' to true in the reader configuration to align "
+            "whole readers only"
+        )
 
     @abstractmethod
     def close(self) -> None:

@@ -32,9 +32,10 @@ class SplitFetcher(Generic[SplitT]):
     """Runs one ``SplitReader`` on its own thread.
 
     Threading: the fetcher thread runs queued tasks (add/remove/pause splits) first, then fetch
-    tasks while it has splits; with no splits it sleeps until a task arrives. Other threads only
-    enqueue tasks, wake it up and shut it down. A failure on the fetcher thread is reported through
-    ``on_error`` (the manager stores it and the task thread re-raises it); the thread then ends.
+    tasks while it has splits that are not paused; with none it sleeps until a task arrives.
+    Other threads only enqueue tasks, wake it up and shut it down. A failure on the fetcher
+    thread is reported through ``on_error`` (the manager stores it and the task thread re-raises
+    it); the thread then ends.
     """
 
     def __init__(
@@ -44,6 +45,7 @@ class SplitFetcher(Generic[SplitT]):
         split_reader: SplitReader[Any, SplitT],
         on_error: Callable[[BaseException], None],
         on_idle: Callable[[SplitFetcher[SplitT]], None] | None = None,
+        allow_unaligned: bool = False,
     ) -> None:
         self.fetcher_id = fetcher_id
         self._queue = queue
@@ -51,6 +53,8 @@ class SplitFetcher(Generic[SplitT]):
         self._on_error = on_error
         self._on_idle = on_idle
         self._assigned: dict[str, SplitT] = {}
+        self._paused: set[str] = set()
+        self._allow_unaligned = allow_unaligned
         self._tasks: deque[SplitFetcherTask] = deque()
         self._cond = threading.Condition()
         self._closed = False
@@ -86,11 +90,15 @@ class SplitFetcher(Generic[SplitT]):
 
     def remove_splits(self, splits: Sequence[SplitT]) -> None:
         """Enqueue a removal (any thread)."""
-        self._enqueue(RemoveSplitsTask(self._reader, splits, self._assigned))
+        self._enqueue(RemoveSplitsTask(self._reader, splits, self._assigned, self._paused))
 
     def pause_or_resume_splits(self, pause: Sequence[SplitT], resume: Sequence[SplitT]) -> None:
         """Enqueue a pause/resume (any thread)."""
-        self._enqueue(PauseOrResumeSplitsTask(self._reader, pause, resume))
+        self._enqueue(
+            PauseOrResumeSplitsTask(
+                self._reader, pause, resume, self._assigned, self._paused, self._allow_unaligned
+            )
+        )
 
     def _enqueue(self, task: SplitFetcherTask) -> None:
         with self._cond:
@@ -104,6 +112,7 @@ class SplitFetcher(Generic[SplitT]):
         with self._cond:
             for sid in split_ids:
                 self._assigned.pop(sid, None)
+                self._paused.discard(sid)
 
     def shutdown(self) -> None:
         """Ask the thread to stop (any thread); it closes the split reader on its way out."""
@@ -128,10 +137,10 @@ class SplitFetcher(Generic[SplitT]):
                     return None
                 if self._tasks:
                     task = self._tasks.popleft()
-                elif self._assigned:
+                elif self._assigned and not self._paused.issuperset(self._assigned):
                     task = self._fetch_task
                 else:
-                    if self._on_idle is not None:
+                    if self._on_idle is not None and not self._assigned:
                         self._cond.release()
                         try:
                             self._on_idle(self)

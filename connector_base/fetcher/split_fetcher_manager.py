@@ -48,6 +48,8 @@ class SplitFetcherManager(ABC, Generic[SplitT]):
         self._error: BaseException | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self.allow_unaligned_source_splits = False
+        """Leave splits unpaused when their split reader cannot pause (set by the reader from config)."""
 
     @abstractmethod
     def add_splits(self, splits: Sequence[SplitT]) -> None:
@@ -59,7 +61,7 @@ class SplitFetcherManager(ABC, Generic[SplitT]):
             f.remove_splits(splits)
 
     def pause_or_resume_splits(self, pause: Sequence[SplitT], resume: Sequence[SplitT]) -> None:
-        """Pause and resume splits on every fetcher."""
+        """Pause and resume splits on the fetchers that hold them."""
         for f in list(self._fetchers.values()):
             f.pause_or_resume_splits(pause, resume)
 
@@ -68,7 +70,13 @@ class SplitFetcherManager(ABC, Generic[SplitT]):
             raise ReaderFailedError("the fetcher manager is closed")
         fid = self._next_id
         self._next_id += 1
-        fetcher: SplitFetcher[SplitT] = SplitFetcher(fid, self.queue, self._factory(), self._on_error)
+        fetcher: SplitFetcher[SplitT] = SplitFetcher(
+            fid,
+            self.queue,
+            self._factory(),
+            self._on_error,
+            allow_unaligned=self.allow_unaligned_source_splits,
+        )
         self._fetchers[fid] = fetcher
         fetcher.start()
         return fetcher

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
+from connector_base.errors import UnsupportedOperationError
 from connector_base.records_with_split_ids import RecordsWithSplitIds
 from connector_base.split import SourceSplit
 from connector_base.split_reader import SplitReader, SplitsAddition, SplitsRemoval
 
 __all__ = ["SplitFetcherTask", "FetchTask", "AddSplitsTask", "RemoveSplitsTask", "PauseOrResumeSplitsTask"]
+
+LOG = logging.getLogger(__name__)
 
 SplitT = TypeVar("SplitT", bound=SourceSplit)
 """The split type."""
@@ -94,28 +98,57 @@ class RemoveSplitsTask(SplitFetcherTask, Generic[SplitT]):
         split_reader: SplitReader[Any, SplitT],
         splits: Sequence[SplitT],
         assigned: dict[str, SplitT],
+        paused: set[str] | None = None,
     ) -> None:
         self._reader = split_reader
         self._splits = list(splits)
         self._assigned = assigned
+        self._paused = paused if paused is not None else set()
 
     def run(self) -> bool:  # noqa: D102
         for s in self._splits:
             self._assigned.pop(s.split_id, None)
+            self._paused.discard(s.split_id)
         self._reader.handle_splits_changes(SplitsRemoval(self._splits))
         return True
 
 
 class PauseOrResumeSplitsTask(SplitFetcherTask, Generic[SplitT]):
-    """Pause and resume splits on the split reader."""
+    """Pause and resume this fetcher's splits on the split reader, and record which are paused.
+
+    Splits the fetcher does not hold are left out. When the split reader cannot pause
+    (``UnsupportedOperationError``) and ``allow_unaligned`` is set, the splits stay unpaused
+    and a warning is logged once; otherwise the error fails the fetcher, as in Flink.
+    """
 
     def __init__(
-        self, split_reader: SplitReader[Any, SplitT], pause: Sequence[SplitT], resume: Sequence[SplitT]
+        self,
+        split_reader: SplitReader[Any, SplitT],
+        pause: Sequence[SplitT],
+        resume: Sequence[SplitT],
+        assigned: dict[str, SplitT],
+        paused: set[str],
+        allow_unaligned: bool = False,
     ) -> None:
         self._reader = split_reader
         self._pause = list(pause)
         self._resume = list(resume)
+        self._assigned = assigned
+        self._paused = paused
+        self._allow_unaligned = allow_unaligned
 
     def run(self) -> bool:  # noqa: D102
-        self._reader.pause_or_resume_splits(self._pause, self._resume)
+        pause = [s for s in self._pause if s.split_id in self._assigned]
+        resume = [s for s in self._resume if s.split_id in self._assigned]
+        if not pause and not resume:
+            return True
+        try:
+            self._reader.pause_or_resume_splits(pause, resume)
+        except UnsupportedOperationError:
+            if not self._allow_unaligned:
+                raise
+            LOG.warning("%s cannot pause splits: they stay unaligned", type(self._reader).__name__)
+            return True
+        self._paused.update(s.split_id for s in pause)
+        self._paused.difference_update(s.split_id for s in resume)
         return True

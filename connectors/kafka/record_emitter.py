@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from connector_base import BatchEmitter, ReaderOutput
+from connector_base import BatchEmitter
+from connector_base.source_output import SourceOutput
 from connectors.kafka.split import KafkaPartitionSplitState
 from connectors.kafka.split_reader import KafkaRecords
 
@@ -48,6 +49,12 @@ class KafkaRecordEmitter(BatchEmitter[KafkaRecords, Any, KafkaPartitionSplitStat
 
     def build_batch(self, records: KafkaRecords, schema: pa.Schema | None = None) -> pa.RecordBatch:
         """The Arrow batch of ``records`` (in ``schema`` if given, else the default schema)."""
+        return self.build_batch_and_timestamps(records, schema)[0]
+
+    def build_batch_and_timestamps(
+        self, records: KafkaRecords, schema: pa.Schema | None = None
+    ) -> tuple[pa.RecordBatch, np.ndarray[Any, np.dtype[np.int64]]]:
+        """The Arrow batch of ``records`` and the records' timestamps in epoch milliseconds."""
         msgs = records.messages
         n = len(msgs)
         # (type, ms) pairs flattened by C iterators: far cheaper than numpy parsing a list of tuples
@@ -71,23 +78,25 @@ class KafkaRecordEmitter(BatchEmitter[KafkaRecords, Any, KafkaPartitionSplitStat
         if self._include_headers:
             arrays.append(pa.array([m.headers() or None for m in msgs], HEADERS_TYPE))
         target = schema if schema is not None and len(schema) == len(arrays) else self._schema
-        return pa.RecordBatch.from_arrays(
+        batch = pa.RecordBatch.from_arrays(
             [a if a.type == f.type else a.cast(f.type) for a, f in zip(arrays, target, strict=True)],
             schema=target,
         )
+        return batch, ts[:, 1]
 
     def emit_record(  # noqa: D102
-        self, element: KafkaRecords, output: ReaderOutput[Any], split_state: KafkaPartitionSplitState
+        self, element: KafkaRecords, output: SourceOutput[Any], split_state: KafkaPartitionSplitState
     ) -> None:  # noqa: D102
         if not element.messages:
             return
-        output.collect_batch(self.build_batch(element, getattr(output, "schema", None)))
+        batch, stamps = self.build_batch_and_timestamps(element, getattr(output, "schema", None))
+        output.collect_batch(batch, stamps)  # with the record timestamps, for event time
         split_state.next_offset = element.messages[-1].offset() + 1
 
     def emit_records(  # noqa: D102
         self,
         elements: Iterable[KafkaRecords],
-        output: ReaderOutput[Any],
+        output: SourceOutput[Any],
         split_state: KafkaPartitionSplitState,
     ) -> None:
         for element in elements:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from connector_base.source_output import PlainSourceOutput
 from connector_base.spark import ArrowBatchOutput
 from connectors.kafka.record_emitter import KafkaRecordEmitter, arrow_schema
 from connectors.kafka.split import KafkaPartitionSplit, KafkaPartitionSplitState
@@ -37,7 +38,9 @@ def test_columns_and_state() -> None:
     msgs = [FakeMessage(5, 1, [("a", b"1"), ("b", None)]), FakeMessage(6, 2), FakeMessage(7, 0, [])]
     out = ArrowBatchOutput(arrow_schema(True), batch_rows=2)
     state = KafkaPartitionSplitState(KafkaPartitionSplit("t", 3, 5, 10))
-    KafkaRecordEmitter(include_headers=True).emit_records([KafkaRecords("t", 3, msgs)], out, state)
+    KafkaRecordEmitter(include_headers=True).emit_records(
+        [KafkaRecords("t", 3, msgs)], PlainSourceOutput(out), state
+    )
     (batch,) = list(out.finish())
     rows = batch.to_pylist()
     assert state.next_offset == 8
