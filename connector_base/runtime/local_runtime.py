@@ -32,7 +32,10 @@ from typing import Any, Generic, TypeVar
 
 from connector_base.enumerator import ReaderInfo, SplitEnumerator, SplitEnumeratorContext
 from connector_base.errors import ConnectorError, SerializationError
+from connector_base.event_time.watermark_strategy import WatermarkStrategy
 from connector_base.runtime.checkpoint_scheduler import CheckpointConfig, CheckpointScheduler
+from connector_base.runtime.reader_event_time import DEFAULT_AUTO_WATERMARK_INTERVAL_MS, ReaderEventTime
+from connector_base.runtime.watermark_alignment_coordinator import WatermarkAlignmentCoordinator
 from connector_base.serialization import Json
 from connector_base.source import Source
 from connector_base.source_reader import InputStatus, SourceReader, SourceReaderContext
@@ -172,6 +175,16 @@ class _ReaderThread(Generic[T, SplitT]):
         self.context = SourceReaderContext(subtask, runtime.parallelism, dict(runtime.reader_config))
         self.reader: SourceReader[T, SplitT] = runtime.source.create_reader(self.context)
         self.output = _CollectingOutput()
+        self.event_time: ReaderEventTime[T] | None = None
+        if runtime.watermark_strategy is not None:
+            self.event_time = ReaderEventTime(
+                runtime.watermark_strategy,
+                self.output,
+                self.reader,
+                functools.partial(runtime._report_watermark, subtask),
+                self.context.config,
+                runtime.auto_watermark_interval_ms,
+            )
         self.committed: list[Any] = []
         self.inbox: queue.Queue[Callable[[], None]] = queue.Queue()
         self.finished = threading.Event()
@@ -197,8 +210,11 @@ class _ReaderThread(Generic[T, SplitT]):
                 self._drain_inbox()
                 if self.stopped.is_set():
                     break
-                status = self.reader.poll_next(self.output)
+                event_time = self.event_time
+                status = self.reader.poll_next(self.output if event_time is None else event_time.output)
                 self._forward_requests()
+                if event_time is not None:
+                    event_time.tick()
                 if status is InputStatus.END_OF_INPUT:
                     if not self.finished.is_set():
                         self.finished.set()
@@ -247,9 +263,13 @@ class LocalRuntime(Generic[T, SplitT, EnumStateT]):
         reader_config: Mapping[str, Any] | None = None,
         close_timeout_s: float = 10.0,
         checkpoint_config: CheckpointConfig | Mapping[str, Any] | None = None,
+        watermark_strategy: WatermarkStrategy[Any] | None = None,
+        auto_watermark_interval_ms: int = DEFAULT_AUTO_WATERMARK_INTERVAL_MS,
     ) -> None:
         """``checkpoint_config``: periodic checkpoints (``checkpoint.interval``,
-        ``checkpoint.interval-during-backlog``, see checkpoint_scheduler.py); none by default."""
+        ``checkpoint.interval-during-backlog``, see checkpoint_scheduler.py); none by default.
+        ``watermark_strategy``: per-split watermarks, idleness and split alignment (see
+        ``reader_event_time.py``), generators asked every ``auto_watermark_interval_ms``."""
         if parallelism < 1:
             raise ValueError(f"parallelism must be >= 1, got {parallelism}")
         self.source = source
@@ -257,6 +277,10 @@ class LocalRuntime(Generic[T, SplitT, EnumStateT]):
         self.checkpoint_path = checkpoint_path
         self.reader_config = dict(reader_config or {})
         self.close_timeout_s = close_timeout_s
+        self.watermark_strategy = watermark_strategy
+        self.auto_watermark_interval_ms = auto_watermark_interval_ms
+        alignment = watermark_strategy.alignment if watermark_strategy is not None else None
+        self._alignment = WatermarkAlignmentCoordinator(alignment) if alignment is not None else None
         self._events: queue.Queue[Callable[[], None]] = queue.Queue()
         self._timers: list[_Timer] = []
         self._seq = itertools.count()
@@ -400,6 +424,25 @@ class LocalRuntime(Generic[T, SplitT, EnumStateT]):
         """Whether the source reports backlog now (``set_is_processing_backlog``)."""
         return self._scheduler.processing_backlog
 
+    # --- event time ---------------------------------------------------------------------------
+    def _report_watermark(self, subtask: int, watermark: int, idle: bool) -> None:
+        """From a reader thread: its watermark, for the alignment coordinator."""
+        self._events.put(functools.partial(self._align, subtask, watermark, idle))
+
+    def _align(self, subtask: int, watermark: int, idle: bool) -> None:
+        alignment = self._alignment
+        if alignment is None:
+            return
+        alignment.report(subtask, watermark, idle)
+        for i, rt in self._readers.items():
+            if rt.event_time is not None:
+                allowed_by_others = alignment.max_allowed_watermark(excluding=i)
+                rt.inbox.put(functools.partial(rt.event_time.apply_max_allowed, allowed_by_others))
+
+    def reader_event_time(self, subtask: int) -> ReaderEventTime[T] | None:
+        """A reader's watermarks and alignment state (``None`` without a watermark strategy)."""
+        return self._readers[subtask].event_time
+
     def _handle_split_request(self, subtask: int) -> None:
         if self._enumerator is not None and subtask in self._registered:
             self._enumerator.handle_split_request(subtask, "localhost")
@@ -481,6 +524,8 @@ class LocalRuntime(Generic[T, SplitT, EnumStateT]):
         def fail() -> None:
             old = self._readers[subtask]
             old.close(self.close_timeout_s)
+            if self._alignment is not None:
+                self._alignment.forget(subtask)
             back = list(old.last_checkpoint_splits) + list(old.assigned_since_checkpoint)
             committed = old.committed
             self._registered.discard(subtask)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
 from connector_base import RecordsBySplits, SplitReader, SplitsAddition, SplitsChange
 from connectors.sequence.split import UNBOUNDED, SequenceSplit
@@ -20,7 +21,9 @@ def available_rows(rows_per_second: int, start_epoch_s: float, now_s: float) -> 
 class SequenceSplitReader(SplitReader[tuple[int, int, str], SequenceSplit]):
     """Reads the assigned partitions; a bounded split finishes at its end.
 
-    An unbounded split (local runtime, continuous) waits for rows that appear with time.
+    An unbounded split (local runtime, continuous) waits for rows that appear with time. Paused
+    splits (watermark alignment) are skipped until resumed; every fetch reports which splits have
+    read all the rows that exist now (caught up), so event-time idleness can apply.
     """
 
     def __init__(
@@ -28,6 +31,7 @@ class SequenceSplitReader(SplitReader[tuple[int, int, str], SequenceSplit]):
     ) -> None:
         self._batch = batch
         self._splits: dict[str, list[int]] = {}  # id -> [partition, next, end]
+        self._paused: set[str] = set()
         self._rows_per_second = rows_per_second
         self._start_epoch_s = start_epoch_s
         self._wake = threading.Event()
@@ -38,6 +42,8 @@ class SequenceSplitReader(SplitReader[tuple[int, int, str], SequenceSplit]):
         out: RecordsBySplits[tuple[int, int, str]] = RecordsBySplits()
         produced = False
         for sid, state in list(self._splits.items()):
+            if sid in self._paused:
+                continue
             partition, nxt, end = state
             limit = (
                 end
@@ -52,6 +58,8 @@ class SequenceSplitReader(SplitReader[tuple[int, int, str], SequenceSplit]):
             if end != UNBOUNDED and state[1] >= end:
                 out.add_finished_split(sid)
                 del self._splits[sid]
+            else:
+                out.set_caught_up(sid, state[1] >= limit)
         if not produced and not out.finished_splits():
             self._wake.wait(0.05)
             self._wake.clear()
@@ -63,6 +71,13 @@ class SequenceSplitReader(SplitReader[tuple[int, int, str], SequenceSplit]):
                 self._splits[s.split_id] = [s.partition, s.start, s.end]
             else:
                 self._splits.pop(s.split_id, None)
+                self._paused.discard(s.split_id)
+
+    def pause_or_resume_splits(  # noqa: D102
+        self, splits_to_pause: Sequence[SequenceSplit], splits_to_resume: Sequence[SequenceSplit]
+    ) -> None:
+        self._paused.update(s.split_id for s in splits_to_pause if s.split_id in self._splits)
+        self._paused.difference_update(s.split_id for s in splits_to_resume)
 
     def wake_up(self) -> None:  # noqa: D102
         self._wake.set()
