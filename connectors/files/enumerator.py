@@ -11,12 +11,24 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from connector_base import ConnectorError, SplitEnumerator, SplitEnumeratorContext, VersionedSerializer
+from connector_base import (
+    ConnectorError,
+    InvalidOptionError,
+    SplitEnumerator,
+    SplitEnumeratorContext,
+    VersionedSerializer,
+)
+from connector_base.backlog_status import BacklogStatus
 from connector_base.serialization import Json
-from connectors.files.listing import FileStatus, list_files
+from connectors.files.listing import FileStatus, is_glob, list_files, local_path
 from connectors.files.split import FileSourceSplit, FileSourceSplitSerializer
 
 LOG = logging.getLogger(__name__)
+
+BACKLOG_ENTER_FILES = 10
+"""Pending (unassigned) files at which the enumerator reports backlog (FLIP-309)."""
+BACKLOG_EXIT_FILES = 0
+"""Pending files at or below which it reports no backlog again."""
 
 SplitFactory = Callable[[FileStatus], FileSourceSplit]
 """Turns a discovered file into its whole-file split (may read a footer; may raise)."""
@@ -79,8 +91,10 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
         continuous: bool,
         discovery_interval_s: float,
         state: FileEnumeratorState | None = None,
+        backlog_files: tuple[int, int] = (BACKLOG_ENTER_FILES, BACKLOG_EXIT_FILES),
     ) -> None:
         self._context = context
+        self._backlog = BacklogStatus(context, backlog_files[0], backlog_files[1], "pending files")
         self._path = path
         self._recursive = recursive
         self._split_factory = split_factory
@@ -89,8 +103,12 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
         self._known: set[str] = set(state.processed) if state else set()
         self._pending: list[FileSourceSplit] = list(state.pending) if state else []
         self._known.update(s.path for s in self._pending)
-        # a restored bounded enumerator that had listed already does not list again
-        self._listed = bool(state and (state.processed or state.pending)) and not continuous
+        # a restored bounded enumerator lists again and adds the files it does not know: on Spark a
+        # restart is a new run, which reads "the files present when the query starts" (as Spark's
+        # file source under Trigger.AvailableNow); files already processed are never read twice
+        self._listed = False
+        self._fresh = state is None
+        self._warned_empty = False
         self._awaiting: list[int] = []
 
     def start(self) -> None:  # noqa: D102
@@ -104,7 +122,10 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
         known = self._known
         splits: list[FileSourceSplit] = []
         incomplete: list[str] = []
-        for status in list_files(self._path, self._recursive):
+        statuses = list_files(self._path, self._recursive)
+        if not statuses and self._fresh:
+            self._nothing_matched()
+        for status in statuses:
             if status.path in known:
                 continue
             try:
@@ -117,6 +138,21 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
                 LOG.warning("skipping %s until the next discovery: %s", status.path, e)
                 incomplete.append(status.path)
         return _Discovery(splits, incomplete)
+
+    def _nothing_matched(self) -> None:
+        """A glob matching no file fails a bounded read, as Spark's ``PATH_NOT_FOUND``; else a warning."""
+        if not is_glob(local_path(self._path)):
+            return  # an existing, empty directory: nothing to read, as with Spark's file sources
+        if not self._continuous:
+            raise InvalidOptionError(
+                "path",
+                self._path,
+                "a glob that matches at least one file (Spark's file sources fail with PATH_NOT_FOUND "
+                "too); set continuous=true to wait for files to appear",
+            )
+        if not self._warned_empty:
+            self._warned_empty = True
+            LOG.warning("path %s matches no file yet; waiting for files to appear", self._path)
 
     def _on_discovered(self, result: _Discovery | None, error: BaseException | None) -> None:
         if error is not None:
@@ -136,6 +172,7 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
         if not self._continuous:
             self._listed = True
         self._serve_awaiting()
+        self._backlog.update(len(self._pending))
 
     def _serve_awaiting(self) -> None:
         waiting, self._awaiting = self._awaiting, []
@@ -147,6 +184,7 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
             return
         if self._pending:
             self._context.assign_split(self._pending.pop(0), subtask)
+            self._backlog.update(len(self._pending))
         elif self._listed and not self._continuous:
             self._context.signal_no_more_splits(subtask)
         elif subtask not in self._awaiting:
@@ -158,6 +196,7 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
     def add_splits_back(self, splits: Sequence[FileSourceSplit], subtask_id: int) -> None:  # noqa: D102
         self._pending[:0] = list(splits)
         self._serve_awaiting()
+        self._backlog.update(len(self._pending))
 
     def add_reader(self, subtask_id: int) -> None:  # noqa: D102
         """Pull-based: a new reader gets splits when it asks."""

@@ -24,6 +24,7 @@ from connectors.files.formats.parquet import row_group_count
 from connectors.files.listing import FileStatus
 from connectors.files.options import FileFormat, FileSourceOptions
 from connectors.files.record_emitter import FileRecordEmitter
+from connectors.files.restore_check import check_files_restore
 from connectors.files.split import FileSourceSplit, FileSourceSplitSerializer, FileSourceSplitState, SplitKind
 from connectors.files.split_reader import CHUNK_BYTES, CHUNK_BYTES_CONFIG, FileChunk, FileSplitReader
 
@@ -114,6 +115,13 @@ class FilePlanner(SplitPlanner[FileSourceSplit]):
 
     def __init__(self, options: FileSourceOptions) -> None:
         self.options = options
+
+    def check_restored(
+        self, enumerator_state: FileEnumeratorState, splits: Mapping[str, FileSourceSplit]
+    ) -> set[str]:
+        """A restored offset must hold only files under the path the options name (see restore_check)."""
+        recorded = [*enumerator_state.processed, *(s.path for s in enumerator_state.pending)]
+        return check_files_restore(self.options.path, [*recorded, *(s.path for s in splits.values())])
 
     def start_position(self, split: FileSourceSplit) -> Position:  # noqa: D102
         return split.start_position

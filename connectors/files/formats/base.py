@@ -34,7 +34,9 @@ class ReadSchema:
     def of(cls, output: pa.Schema, options: FileSourceOptions) -> ReadSchema:
         """Classify the columns of ``output`` (Spark's schema as Arrow) for ``options``."""
         meta = {FILE_COLUMN, OFFSET_COLUMN} if options.include_metadata else set()
-        corrupt = options.corrupt_column if options.mode is ParseMode.PERMISSIVE else None
+        # the corrupt-record column is never a data column: in PERMISSIVE mode it holds the bad lines,
+        # in DROPMALFORMED and FAILFAST it stays null (as Spark's CSV and JSON sources)
+        corrupt = options.corrupt_column
         if corrupt is not None and corrupt not in output.names:
             corrupt = None
         skip = meta | ({corrupt} if corrupt else set())
