@@ -32,6 +32,7 @@ from connectors.kinesis.client import AT_TIMESTAMP_TIMEOUT_S, kinesis_client
 from connectors.kinesis.filter_pushdown import KinesisFilters
 from connectors.kinesis.options import KinesisOptions
 from connectors.kinesis.positions import PositionKind, ShardPosition
+from connectors.kinesis.restore_check import check_kinesis_restore
 from connectors.kinesis.shard_discovery import StreamSnapshot, call_with_retry, list_stream
 from connectors.kinesis.split import KinesisShardSplit
 from connectors.kinesis.split_reader import iterator_args, timestamp_ms
@@ -73,6 +74,10 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
         self.last_snapshot: StreamSnapshot | None = None
         self._retention_due = 0.0
         self._filters: KinesisFilters | None = None
+
+    def check_restored(self, enumerator_state: object, splits: Mapping[str, KinesisShardSplit]) -> set[str]:
+        """A restored offset must be of the stream the options name (see restore_check)."""
+        return check_kinesis_restore(self.options, splits)
 
     def open(self) -> None:  # noqa: D102
         self._client = kinesis_client(self.options)

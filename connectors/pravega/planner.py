@@ -23,8 +23,10 @@ from typing import Any
 from connector_base import DataLossError
 from connector_base.spark import Backlog, Position, SplitPlanner
 from connectors.pravega.cluster_client import PravegaClusterClient
+from connectors.pravega.enumerator import PravegaEnumeratorState
 from connectors.pravega.event_decoding import EVENT_HEADER_BYTES, event_boundaries
 from connectors.pravega.options import PravegaSourceOptions
+from connectors.pravega.restore_check import check_pravega_restore
 from connectors.pravega.segment_store_client import MAX_READ_BYTES, NoSuchSegmentError
 from connectors.pravega.split import PravegaSegmentSplit
 
@@ -44,6 +46,12 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
         self._sealed: dict[str, int] = {}
         self._gone: set[str] = set()
         self._scans: dict[tuple[str, int], list[int]] = {}
+
+    def check_restored(
+        self, enumerator_state: PravegaEnumeratorState, splits: Mapping[str, PravegaSegmentSplit]
+    ) -> set[str]:
+        """A restored offset must hold only the streams the options name (see restore_check)."""
+        return check_pravega_restore(self.options, enumerator_state, splits)
 
     def open(self) -> None:  # noqa: D102
         self._client = PravegaClusterClient(self.options.connection)

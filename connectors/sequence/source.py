@@ -18,6 +18,7 @@ from connector_base.spark import Backlog, Position, SplitPlanner
 from connectors.sequence.enumerator import ENUMERATOR_STATE_SERIALIZER, SequenceEnumerator
 from connectors.sequence.options import SequenceOptions
 from connectors.sequence.record_emitter import Row, SequenceRecordEmitter
+from connectors.sequence.restore_check import check_sequence_restore
 from connectors.sequence.split import UNBOUNDED, SequenceSplit, SequenceSplitSerializer, SequenceSplitState
 from connectors.sequence.split_reader import (
     FETCH_BATCH,
@@ -82,6 +83,11 @@ class SequencePlanner(SplitPlanner[SequenceSplit]):
 
     def __init__(self, options: SequenceOptions) -> None:
         self.options = options
+
+    def check_restored(self, enumerator_state: list[int], splits: Mapping[str, SequenceSplit]) -> set[str]:
+        """A restored offset must hold only partitions the options name (see restore_check)."""
+        recorded = [*enumerator_state, *(s.partition for s in splits.values())]
+        return check_sequence_restore(self.options.partitions, recorded)
 
     def start_position(self, split: SequenceSplit) -> Position:  # noqa: D102
         return split.start
