@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from pyspark.sql.types import StringType, StructType
+from typing_extensions import override
 
 from connector_base import InvalidOptionError
 from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner, to_arrow_schema
+from connector_base.spark.filters import ColumnFilter, FilterSupport
+from connectors.files.filter_pushdown import files_filter_support
 from connectors.files.formats import ReadSchema
 from connectors.files.listing import check_path
 from connectors.files.options import FILE_COLUMN, OFFSET_COLUMN, FileFormat, FileSourceOptions
+from connectors.files.partitions import partition_names
 from connectors.files.schema_inference import infer_schema
 from connectors.files.source import FilePlanner, FileSource
 
 
-def _check_schema(schema: StructType, options: FileSourceOptions) -> None:
+def _check_schema(schema: StructType, options: FileSourceOptions, partitions: tuple[str, ...] = ()) -> None:
     names = schema.fieldNames()
     meta = {FILE_COLUMN, OFFSET_COLUMN} if options.include_metadata else set()
     if options.include_metadata and not meta & set(names):
@@ -23,7 +27,7 @@ def _check_schema(schema: StructType, options: FileSourceOptions) -> None:
             f"a schema with a '{FILE_COLUMN} string' and/or '{OFFSET_COLUMN} long' field",
         )
     if options.format is FileFormat.TEXT:
-        data = [f for f in schema.fields if f.name not in meta]
+        data = [f for f in schema.fields if f.name not in meta and f.name not in partitions]
         if len(data) != 1 or not isinstance(data[0].dataType, StringType):
             raise InvalidOptionError(
                 "format", "text", f"a schema with one string column (the line), got {schema.simpleString()}"
@@ -37,6 +41,8 @@ class FilesDataSource(SourceDataSource):
     schema; checks that need the schema run when the reader is created (batch planning, or the
     first step of a streaming query).
     """
+
+    supports_filter_pushdown = True
 
     def __init__(self, options: dict[str, str]) -> None:
         super().__init__(options)
@@ -57,11 +63,16 @@ class FilesDataSource(SourceDataSource):
     def create_source(self, schema: StructType, streaming: bool) -> FileSource:  # noqa: D102
         options = self._options()
         check_path(options.path)
-        _check_schema(schema, options)
-        return FileSource(options, ReadSchema.of(to_arrow_schema(schema), options))
+        partitions = partition_names(options.path) if options.recursive else ()
+        _check_schema(schema, options, partitions)
+        return FileSource(options, ReadSchema.of(to_arrow_schema(schema), options, partitions))
 
     def create_planner(self, source: FileSource) -> SplitPlanner[object]:  # type: ignore[override]  # noqa: D102
-        return FilePlanner(source.options)  # type: ignore[return-value]
+        return FilePlanner(source.options, source.schema)  # type: ignore[return-value]
+
+    @override
+    def filter_support(self, column_filter: ColumnFilter) -> FilterSupport:  # noqa: D102
+        return files_filter_support(column_filter)
 
     def read_limit_options(self) -> ReadLimitOptions:  # noqa: D102
         return self._options().read_limits()

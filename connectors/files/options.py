@@ -66,6 +66,7 @@ _KNOWN = {
     "escape": "one character",
     "nullvalue": "a string",
     "arrowbatchrows": "a positive integer",
+    "filterpushdown": "true | false (batch reads; see docs/files.md)",
 }
 _DISPLAY = {
     "splitsizebytes": "splitSizeBytes",
@@ -77,6 +78,7 @@ _DISPLAY = {
     "columnnameofcorruptrecord": "columnNameOfCorruptRecord",
     "nullvalue": "nullValue",
     "arrowbatchrows": "arrowBatchRows",
+    "filterpushdown": "filterPushdown",
 }
 KNOWN_OPTIONS = sorted(_DISPLAY.get(k, k) for k in _KNOWN)
 """Every option name ``files-unified`` accepts."""

@@ -14,6 +14,7 @@ from connector_base import ConnectorError, InvalidOptionError
 from connectors.files.formats.parquet import file_schema
 from connectors.files.listing import list_files
 from connectors.files.options import FILE_COLUMN, OFFSET_COLUMN, FileFormat, FileSourceOptions
+from connectors.files.partitions import partition_fields
 from connectors.files.source import GZIP_SUFFIXES
 
 SAMPLE_BYTES = 1024 * 1024
@@ -88,6 +89,9 @@ def _csv_schema(path: str, options: FileSourceOptions) -> StructType:
 
 def infer_schema(options: FileSourceOptions) -> StructType:
     """The schema ``files-unified`` reads with when the user gives none (see docs/files.md)."""
+    parts: list[StructField] = []
+    if options.recursive:
+        parts = partition_fields(options.path, [f.path for f in list_files(options.path, True)])
     if options.format is FileFormat.TEXT:
         base = TEXT_SCHEMA
     else:
@@ -107,7 +111,7 @@ def infer_schema(options: FileSourceOptions) -> StructType:
                 base = _jsonl_schema(first)
             case _:
                 base = _csv_schema(first, options)
-    fields = list(base.fields)
+    fields = list(base.fields) + [p for p in parts if p.name not in base.fieldNames()]
     if options.include_metadata:
         fields += [f for f in METADATA_FIELDS if f.name not in base.fieldNames()]
     return StructType(fields)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from typing_extensions import override
 
 from connector_base import (
     Boundedness,
@@ -14,11 +17,13 @@ from connector_base import (
     VersionedSerializer,
 )
 from connector_base.spark import Backlog, Position, SplitPlanner
+from connector_base.spark.filters import ColumnFilter
 from connectors.files.enumerator import (
     FileEnumeratorState,
     FileEnumeratorStateSerializer,
     FileSplitEnumerator,
 )
+from connectors.files.filter_pushdown import FileFilters
 from connectors.files.formats import ReadSchema
 from connectors.files.formats.parquet import row_group_count
 from connectors.files.listing import FileStatus
@@ -27,6 +32,8 @@ from connectors.files.record_emitter import FileRecordEmitter
 from connectors.files.restore_check import check_files_restore
 from connectors.files.split import FileSourceSplit, FileSourceSplitSerializer, FileSourceSplitState, SplitKind
 from connectors.files.split_reader import CHUNK_BYTES, CHUNK_BYTES_CONFIG, FileChunk, FileSplitReader
+
+LOG = logging.getLogger(__name__)
 
 GZIP_SUFFIXES = (".gz", ".gzip")
 
@@ -113,8 +120,10 @@ class FilePlanner(SplitPlanner[FileSourceSplit]):
     A file's end is fixed at discovery (its size then), so a re-run micro-batch reads the same bytes.
     """
 
-    def __init__(self, options: FileSourceOptions) -> None:
+    def __init__(self, options: FileSourceOptions, schema: ReadSchema | None = None) -> None:
         self.options = options
+        self.schema = schema
+        self._filters: FileFilters | None = None
 
     def check_restored(
         self, enumerator_state: FileEnumeratorState, splits: Mapping[str, FileSourceSplit]
@@ -126,8 +135,22 @@ class FilePlanner(SplitPlanner[FileSourceSplit]):
     def start_position(self, split: FileSourceSplit) -> Position:  # noqa: D102
         return split.start_position
 
+    @override
+    def push_filters(self, filters: Sequence[ColumnFilter]) -> None:
+        """Batch reads: drop files by partition values and Parquet row groups by statistics."""
+        if self.schema is not None:
+            self._filters = FileFilters(filters, self.schema)
+
     def end_positions(self, splits: Mapping[str, tuple[FileSourceSplit, Position]]) -> dict[str, Position]:  # noqa: D102
-        return {sid: split.end for sid, (split, _pos) in splits.items()}
+        f = self._filters
+        if f is None:
+            return {sid: split.end for sid, (split, _pos) in splits.items()}
+        ends: dict[str, Position] = {
+            sid: split.end if f.keeps_file(split.path) else pos for sid, (split, pos) in splits.items()
+        }
+        kept = sum(1 for sid, (_s, pos) in splits.items() if ends[sid] != pos)
+        LOG.info("pushed filters %s: %d of %d files to read", f.applied, kept, len(splits))
+        return ends
 
     @staticmethod
     def _row_group_bytes(split: FileSourceSplit) -> float:
@@ -173,6 +196,15 @@ class FilePlanner(SplitPlanner[FileSourceSplit]):
         s, e = int(start), int(end)
         if s >= e:
             return []
+        if self._filters is not None and split.kind is SplitKind.ROW_GROUPS and self._filters.on_data:
+            keep = self._filters.row_groups(split.path)
+            runs = _runs([i for i in range(s, e) if keep[i]])
+            read = sum(b - a for a, b in runs)
+            LOG.info("pushed filters: %d of %d row groups of %s to read", read, e - s, split.path)
+            return [piece for a, b in runs for piece in self._pieces(split, a, b)]
+        return self._pieces(split, s, e)
+
+    def _pieces(self, split: FileSourceSplit, s: int, e: int) -> list[FileSourceSplit]:
         match split.kind:
             case SplitKind.GZIP:
                 return [split.with_range(0, split.file_size)]
@@ -185,3 +217,14 @@ class FilePlanner(SplitPlanner[FileSourceSplit]):
 
     def partition_target_bytes(self) -> int | None:  # noqa: D102
         return self.options.max_partition_bytes
+
+
+def _runs(indexes: list[int]) -> list[tuple[int, int]]:
+    """Consecutive ``indexes`` as ``[start, end)`` runs."""
+    runs: list[tuple[int, int]] = []
+    for i in indexes:
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs

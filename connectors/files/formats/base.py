@@ -8,6 +8,7 @@ bulk calls instead of one call per line); each bad line then follows ``mode``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,6 +16,7 @@ import pyarrow as pa
 
 from connector_base import MalformedRecordError
 from connectors.files.options import FILE_COLUMN, OFFSET_COLUMN, FileSourceOptions, ParseMode
+from connectors.files.partitions import partition_value, partition_values
 
 NEWLINE = 10
 CARRIAGE_RETURN = 13
@@ -29,17 +31,22 @@ class ReadSchema:
     corrupt: str | None = None
     with_file: bool = False
     with_offset: bool = False
+    partitions: tuple[str, ...] = ()
+    """Columns filled from the file's ``name=value`` directories below ``root`` (see partitions.py)."""
+    root: str = ""
 
     @classmethod
-    def of(cls, output: pa.Schema, options: FileSourceOptions) -> ReadSchema:
-        """Classify the columns of ``output`` (Spark's schema as Arrow) for ``options``."""
+    def of(cls, output: pa.Schema, options: FileSourceOptions, partitions: Sequence[str] = ()) -> ReadSchema:
+        """Classify the columns of ``output`` (Spark's schema as Arrow) for ``options``; ``partitions``
+        are the partition column names found under the path."""
         meta = {FILE_COLUMN, OFFSET_COLUMN} if options.include_metadata else set()
         # the corrupt-record column is never a data column: in PERMISSIVE mode it holds the bad lines,
         # in DROPMALFORMED and FAILFAST it stays null (as Spark's CSV and JSON sources)
         corrupt = options.corrupt_column
         if corrupt is not None and corrupt not in output.names:
             corrupt = None
-        skip = meta | ({corrupt} if corrupt else set())
+        parts = tuple(p for p in partitions if p in output.names and p not in meta and p != corrupt)
+        skip = meta | ({corrupt} if corrupt else set()) | set(parts)
         data = pa.schema([f for f in output if f.name not in skip])
         return cls(
             output,
@@ -47,17 +54,31 @@ class ReadSchema:
             corrupt,
             FILE_COLUMN in meta and FILE_COLUMN in output.names,
             OFFSET_COLUMN in meta and OFFSET_COLUMN in output.names,
+            parts,
+            options.path,
         )
+
+    def partition_scalars(self, path: str) -> dict[str, pa.Scalar]:
+        """The partition columns' values of the file at ``path``, typed as in ``output``."""
+        raw = dict(partition_values(self.root, path))
+        out = {}
+        for name in self.partitions:
+            t = self.output.field(name).type
+            out[name] = pa.scalar(partition_value(raw.get(name), t), t)
+        return out
 
     def assemble(
         self, data: pa.Table, path: str, offsets: np.ndarray | None, corrupt: pa.Array | None = None
     ) -> pa.Table:
         """The output table: ``data`` columns (in ``self.data`` order) plus the extra columns."""
         n = data.num_rows
+        parts = self.partition_scalars(path) if self.partitions else {}
         columns = []
         for field in self.output:
             name = field.name
-            if name == self.corrupt:
+            if name in parts:
+                col = pa.repeat(parts[name], n) if n else pa.array([], field.type)
+            elif name == self.corrupt:
                 col = corrupt if corrupt is not None else pa.nulls(n, field.type)
             elif self.with_file and name == FILE_COLUMN:
                 col = pa.repeat(pa.scalar(path, field.type), n) if n else pa.array([], field.type)
