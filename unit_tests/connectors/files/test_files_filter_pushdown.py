@@ -93,3 +93,30 @@ def test_partition_columns_are_read_from_the_path(tmp_path: Path) -> None:
     # without recursive=true the partition directories are not read, and no column is added
     flat = FilesDataSource({"path": str(root / "day=1" / "kind=a b"), "format": "parquet"})
     assert flat.schema().simpleString() == "struct<id:bigint>"
+
+
+def test_partition_columns_of_a_row_format_and_file_pruning(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    for day in (1, 2, 3):
+        d = root / f"day={day}"
+        d.mkdir(parents=True)
+        (d / "p.csv").write_text(f"id,name\n{day}0,a\n{day}1,b\n")
+    ds = FilesDataSource({"path": str(root), "format": "csv", "header": "true", "recursive": "true"})
+    schema = ds.schema()
+    assert schema.simpleString() == "struct<id:string,name:string,day:int>"
+    source = ds.create_source(schema, streaming=False)
+    rows = sorted((r["id"], r["name"], r["day"]) for r in read(source, whole_files(source)).to_pylist())
+    assert rows == [
+        ("10", "a", 1),
+        ("11", "b", 1),
+        ("20", "a", 2),
+        ("21", "b", 2),
+        ("30", "a", 3),
+        ("31", "b", 3),
+    ]
+    planner = ds.create_planner(source)
+    planner.push_filters([ColumnFilter("day", "in", (1, 3)), ColumnFilter("day", ">", (1,))])
+    splits = {s.split_id: (s, s.start_position) for s in whole_files(source)}
+    ends = planner.end_positions(splits)
+    read_paths = [s.path for sid, (s, pos) in splits.items() if ends[sid] != pos]
+    assert [Path(p).parent.name for p in read_paths] == ["day=3"]
