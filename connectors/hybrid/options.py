@@ -27,6 +27,8 @@ EVENT_TIME_COLUMN = "hybrid.eventTimeColumn"
 SWITCH_OVERLAP = "hybrid.switchOverlap"
 SWITCH_START = "hybrid.switchStart"
 SWITCH_TIMESTAMP = "hybrid.switchTimestamp"
+QUERY_PREFIXES = ("backlog.", "eventtime.")
+"""Options of the whole query that the bridge reads (backlog sizing, event time), not a source's."""
 OWN_OPTIONS = (SOURCES, EVENT_TIME_COLUMN, SWITCH_OVERLAP, SWITCH_START, SWITCH_TIMESTAMP, "arrowBatchRows")
 
 TIMESTAMP_STARTS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
@@ -91,7 +93,7 @@ class HybridOptions:
         children: list[dict[str, str]] = [{} for _ in formats]
         own = {o.lower() for o in OWN_OPTIONS}
         for key, value in options.items():
-            if key.lower() in own:
+            if key.lower() in own or key.lower().startswith(QUERY_PREFIXES):
                 continue
             prefix, _dot, rest = key.partition(".")
             if rest and prefix in formats:
