@@ -482,7 +482,7 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         ):
             return self._remember(dict(start))
         if self._cut is not None:  # eventTime.alignment=cut: no split reads past the cut
-            ranges = self._cut.bound(planner, start, ranges, limits)
+            ranges = self._cut.bound(planner, start, ranges, limits, final=self._target is not None)
         chosen = admit(planner, ranges, limits)
         before = start.get("splits", {})
         advanced = any(sid not in before for sid in plan.splits) or any(

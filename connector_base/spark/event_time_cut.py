@@ -80,12 +80,17 @@ class EventTimeCut:
         start: Mapping[str, Any],
         ranges: Ranges,
         limits: ReadLimitOptions | None,
+        final: bool = False,
     ) -> dict[str, tuple[Any, Position, Position]]:
-        """``ranges`` with each end moved back to the split's first record at or after the cut."""
+        """``ranges`` with each end moved back to the split's first record at or after the cut.
+
+        ``final``: the ends are all the data there will be (``Trigger.AvailableNow``'s target), so a
+        split that has read to its end is idle at once.
+        """
         self._prev = EventTimeMark.of_offset(start)
         t_prev = self._prev.cut_ms if self._prev is not None else None
         self._ranges = dict(ranges)
-        idle = self._idle_splits(ranges)
+        idle = self._idle_splits(ranges, final)
         active = {sid: r for sid, r in ranges.items() if sid not in idle}
         pending = {sid: r for sid, r in active.items() if r[1] != r[2]}
         woken = {
@@ -148,7 +153,7 @@ class EventTimeCut:
         return {"cut": self._cut_ms, "idleSplits": sorted(self._idle), "lateSplits": dict(self._late)}
 
     # --- parts ----------------------------------------------------------------------------------
-    def _idle_splits(self, ranges: Ranges) -> set[str]:
+    def _idle_splits(self, ranges: Ranges, final: bool) -> set[str]:
         now = self._clock()
         timeout_s = self.options.idle_timeout_ms / 1000.0
         idle = set()
@@ -156,7 +161,7 @@ class EventTimeCut:
             seen = self._seen.get(sid)
             if seen is None or seen[0] != end:
                 self._seen[sid] = seen = (end, now)
-            if pos == end and now - seen[1] >= timeout_s:
+            if pos == end and (final or now - seen[1] >= timeout_s):
                 idle.add(sid)
         for sid in set(self._seen) - set(ranges):
             del self._seen[sid]

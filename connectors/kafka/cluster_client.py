@@ -127,6 +127,32 @@ class KafkaClusterClient:
         )
         return {tp: (o if o >= 0 else None) for tp, o in found.items()}
 
+    def max_timestamps(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int | None]:
+        """The largest record timestamp of each partition (``None`` for an empty one), one request."""
+        from confluent_kafka import IsolationLevel
+        from confluent_kafka import TopicPartition as TP
+        from confluent_kafka.admin import OffsetSpec
+
+        if not partitions:
+            return {}
+        isolation = (
+            IsolationLevel.READ_COMMITTED if self._options.read_committed else IsolationLevel.READ_UNCOMMITTED
+        )
+
+        def _call() -> dict[TopicPartition, int | None]:
+            futures = self._admin.list_offsets(
+                {TP(t, p): OffsetSpec.max_timestamp() for t, p in partitions},
+                isolation_level=isolation,
+                request_timeout=self._timeout_s,
+            )
+            found = {(tp.topic, tp.partition): f.result() for tp, f in futures.items()}
+            return {
+                tp: (int(r.timestamp) if r.offset >= 0 and r.timestamp >= 0 else None)
+                for tp, r in found.items()
+            }
+
+        return self._retry("looking up max timestamps", _call)
+
     def log_append_time_topics(self, topics: Sequence[str]) -> set[str]:
         """Those of ``topics`` whose ``message.timestamp.type`` is ``LogAppendTime``; a topic whose
         configuration cannot be read counts as ``CreateTime`` (the safe assumption)."""

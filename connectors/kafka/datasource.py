@@ -17,8 +17,10 @@ from typing_extensions import override
 
 from connector_base import ConnectorError
 from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner
+from connector_base.spark.event_time_options import EventTimeOptions
 from connector_base.spark.filters import ColumnFilter, FilterSupport
 from connectors._extras import require_extra
+from connectors.kafka.event_time import KAFKA_EVENT_TIME_COLUMN
 from connectors.kafka.filter_pushdown import kafka_filter_support
 from connectors.kafka.options import KafkaSourceOptions
 from connectors.kafka.planner import KafkaSplitPlanner
@@ -76,6 +78,15 @@ class KafkaDataSource(SourceDataSource):
     @override
     def filter_support(self, column_filter: ColumnFilter) -> FilterSupport:  # noqa: D102
         return kafka_filter_support(column_filter)
+
+    @override
+    def event_time_cut_support(self, options: EventTimeOptions) -> str | None:
+        if options.column is not None and options.column.lower() != KAFKA_EVENT_TIME_COLUMN:
+            return (
+                f"off, or eventTime.column={KAFKA_EVENT_TIME_COLUMN} (or unset): the driver sees only the "
+                f"record timestamp of Kafka records, not column {options.column!r}"
+            )
+        return None
 
     def read_limit_options(self) -> ReadLimitOptions:  # noqa: D102
         return self._options(streaming=True).read_limits()

@@ -15,6 +15,7 @@ from connector_base.spark import Backlog, Position, SplitPlanner
 from connector_base.spark.filters import ColumnFilter
 from connectors.kafka.cluster_client import KafkaClusterClient
 from connectors.kafka.enumerator import KafkaEnumeratorState
+from connectors.kafka.event_time import KafkaEventTimeLookup
 from connectors.kafka.filter_pushdown import KafkaFilters
 from connectors.kafka.options import KafkaSourceOptions
 from connectors.kafka.positions import TopicPartition
@@ -53,6 +54,7 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
         self._outage = OutageClock(options)
         self._filters: KafkaFilters | None = None
         self._starts: dict[TopicPartition, int] = {}
+        self._times = KafkaEventTimeLookup(options, self._cluster)
 
     def open(self) -> None:  # noqa: D102
         first_contact(self.options)
@@ -230,6 +232,23 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
             per = self._record_bytes(split, s, e)
             upto = min(upto, s + int(max_bytes // max(per, 1.0)))
         return max(s, upto)
+
+    # --- event time (eventTime.alignment=cut): record timestamps, see event_time.py -------------
+    @override
+    def positions_at_time(
+        self, ranges: Mapping[str, tuple[KafkaPartitionSplit, Position, Position]], t_ms: int
+    ) -> dict[str, Position]:
+        return self._times.positions_at_time(ranges, t_ms)
+
+    @override
+    def times_at(
+        self, positions: Mapping[str, tuple[KafkaPartitionSplit, Position]]
+    ) -> dict[str, int | None]:
+        return self._times.times_at(positions)
+
+    @override
+    def head_times(self, ends: Mapping[str, tuple[KafkaPartitionSplit, Position]]) -> dict[str, int | None]:
+        return self._times.head_times(ends)
 
     def is_finished(self, split: KafkaPartitionSplit, position: Position) -> bool:  # noqa: D102
         if (split.topic, split.partition) in self._gone:

@@ -1,0 +1,83 @@
+"""The event-time cut on Spark with real Kafka: one partition an hour behind the other.
+
+Spark's watermark is the largest event time of a batch minus the delay; with ``maxOffsetsPerTrigger``
+spread over both partitions, the lagging partition's rows fall behind it and are dropped as late.
+With ``eventTime.alignment=cut`` every batch reads both partitions up to one event time, so none is.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from connectors.testing.event_time_skew import skewed_topic, watermarked_counts
+from connectors.testing.kafka_cluster import KafkaBroker
+from integration_tests.connectors.kafka.helpers import stream
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+RECORDS = 3000
+LIMIT = "500"
+
+
+def _apache(broker: KafkaBroker) -> None:
+    if broker.kind != "apache-kafka":
+        pytest.skip("measured on real Apache Kafka only (offsets by timestamp, max timestamps)")
+
+
+@pytest.fixture(scope="module")
+def skewed(reference_broker: KafkaBroker) -> str:
+    _apache(reference_broker)
+    return skewed_topic(reference_broker, RECORDS)
+
+
+def _df(spark: Any, broker: KafkaBroker, topic: str, **extra: str) -> Any:
+    return stream(
+        spark, broker, subscribe=topic, startingOffsets="earliest", maxOffsetsPerTrigger=LIMIT, **extra
+    ).load()
+
+
+@pytest.mark.timeout(600)
+def test_cut_loses_no_row_to_the_watermark_where_offsets_alone_lose_many(
+    spark: Any, reference_broker: KafkaBroker, skewed: str, tmp_path: Path
+) -> None:
+    off = watermarked_counts(spark, _df(spark, reference_broker, skewed), str(tmp_path))
+    cut = watermarked_counts(
+        spark,
+        _df(spark, reference_broker, skewed, **{"eventTime.alignment": "cut", "alignment.maxDrift": "1m"}),
+        str(tmp_path),
+    )
+    print(
+        f"\nkafka-unified, 2 x {RECORDS} records, one partition 1 h behind, maxOffsetsPerTrigger={LIMIT}, "
+        f"10-minute watermark: off dropped {off.dropped} rows (counted {off.counted}, {off.batches} batches, "
+        f"{off.seconds:.1f} s); cut dropped {cut.dropped} (counted {cut.counted}, {cut.batches} batches, "
+        f"{cut.seconds:.1f} s)"
+    )
+    assert cut.dropped == 0
+    assert cut.counted == 2 * RECORDS
+    assert off.dropped > 0 and off.counted < 2 * RECORDS
+    assert cut.batches >= 2 * RECORDS // int(LIMIT)  # the read limit still holds under the cut
+    # the offsets (version 2) carry the cut, which never decreases, and each split's event time
+    offsets = [
+        json.loads(f.read_text().splitlines()[-1])
+        for f in sorted(Path(cut.checkpoint, "offsets").iterdir(), key=lambda f: int(f.name))
+        if f.name.isdigit()
+    ]
+    cuts = [o["cut"]["t"] for o in offsets if o.get("v") == 2]
+    assert len(cuts) == len(offsets) and cuts == sorted(cuts), cuts
+    assert all(set(o["cut"]["et"]) == set(o["splits"]) for o in offsets)
+    assert cut.latest_reports and all('"eventTime"' in (r or "") for r in cut.latest_reports)
+
+
+def test_cut_refuses_a_column_the_driver_cannot_see(spark: Any, reference_broker: KafkaBroker) -> None:
+    with pytest.raises(Exception, match="eventTime.alignment") as info:
+        stream(
+            spark,
+            reference_broker,
+            subscribe="t",
+            **{"eventTime.alignment": "cut", "eventTime.column": "value"},
+        ).load()
+    assert "record timestamp" in str(info.value)
