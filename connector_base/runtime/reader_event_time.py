@@ -117,8 +117,9 @@ class ReaderEventTime(Generic[T]):
     def apply_max_allowed(self, allowed_by_others: int) -> None:
         """Pause splits beyond the max allowed watermark; resume paused ones that are not (reader thread)."""
         max_allowed = allowed_by_others
-        if not self.output.is_idle:
-            max_allowed = min(max_allowed, self.output.current_watermark + self._drift_ms)
+        own = self.output.current_watermark
+        if not self.output.is_idle and own != MIN_WATERMARK:  # no watermark yet: no constraint of its own
+            max_allowed = min(max_allowed, own + self._drift_ms)
         self.max_allowed = max_allowed
         if not self._split_alignment:
             return

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from connector_base.event_time.watermark import MAX_WATERMARK
+from connector_base.event_time.watermark import MAX_WATERMARK, MIN_WATERMARK
 from connector_base.event_time.watermark_strategy import WatermarkAlignmentParams
 
 __all__ = ["WatermarkAlignmentCoordinator"]
@@ -11,9 +11,11 @@ __all__ = ["WatermarkAlignmentCoordinator"]
 class WatermarkAlignmentCoordinator:
     """Collects the readers' watermarks of one group and says how far any split may run ahead.
 
-    The max allowed watermark is the minimum watermark over the readers that reported and are
-    not idle, plus ``max_drift_ms``; with no such reader, nothing is held back. Readers pause
-    the splits whose own watermark is beyond it.
+    The max allowed watermark is the minimum watermark over the readers that reported one and
+    are not idle, plus ``max_drift_ms``; with no such reader, nothing is held back. A reader
+    without a watermark yet (one of its splits has emitted nothing) is left out, as in Flink, so
+    an empty split cannot stop the others for good (give it an idle timeout to leave the minimum
+    of its own reader). Readers pause the splits whose own watermark is beyond it.
 
     Threading: the runtime's coordinator thread only.
     """
@@ -43,7 +45,9 @@ class WatermarkAlignmentCoordinator:
         its own current watermark, which is fresher than its last report.
         """
         active = [
-            wm for subtask, wm in self._reported.items() if subtask not in self._idle and subtask != excluding
+            wm
+            for subtask, wm in self._reported.items()
+            if subtask not in self._idle and subtask != excluding and wm != MIN_WATERMARK
         ]
         if not active:
             return MAX_WATERMARK

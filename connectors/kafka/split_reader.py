@@ -4,12 +4,17 @@ Each split is read from its starting offset up to (not including) its stopping o
 ``consume(num_messages=...)`` batches. A split ends at the first record at or past the stopping
 offset, or when the partition's end (under ``read_committed``, the last stable offset) reaches it:
 so transaction markers and aborted records, which leave gaps in the offsets, never stall a read.
+
+A read of bounded splits that gets no record for ``kafkaConsumer.pollTimeoutMs`` (the cluster is
+unreachable, or a connection hangs) fails with a ``ConnectorError`` naming the option, as Spark's
+Kafka source fails a task after polling that long; librdkafka retries on its own until then.
 """
 
 from __future__ import annotations
 
 import bisect
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -74,8 +79,10 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         self._pool_key, self._consumer = consumer_pool.acquire(options.consumer_config())
         self._splits: dict[str, _Assigned] = {}
         self._by_tp: dict[tuple[str, int], str] = {}
+        self._paused: set[str] = set()
         self._batch = options.consume_batch_size
         self._healthy = True
+        self._last_progress = time.monotonic()
 
     # --- assignment -----------------------------------------------------------------------------
     def handle_splits_changes(self, change: SplitsChange[KafkaPartitionSplit]) -> None:  # noqa: D102
@@ -90,6 +97,7 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
                 self._by_tp[a.tp] = split.split_id
                 added.append(a)
             live = [a for a in added if not self._done(a)]
+            self._last_progress = time.monotonic()  # the wait for records starts now
             if live:
                 self._consumer.incremental_assign(
                     [TopicPartition(a.tp[0], a.tp[1], a.next_offset) for a in live]
@@ -98,7 +106,32 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
             gone = [self._splits.pop(s.split_id) for s in change.splits if s.split_id in self._splits]
             for a in gone:
                 self._by_tp.pop(a.tp, None)
+                self._paused.discard(a.split.split_id)
             self._unassign(gone)
+
+    def pause_or_resume_splits(  # noqa: D102
+        self,
+        splits_to_pause: Sequence[KafkaPartitionSplit],
+        splits_to_resume: Sequence[KafkaPartitionSplit],
+    ) -> None:
+        from confluent_kafka import TopicPartition
+
+        pause = [
+            self._splits[s.split_id]
+            for s in splits_to_pause
+            if s.split_id in self._splits and s.split_id not in self._paused
+        ]
+        resume = [
+            self._splits[s.split_id]
+            for s in splits_to_resume
+            if s.split_id in self._splits and s.split_id in self._paused
+        ]
+        self._paused.update(a.split.split_id for a in pause)
+        self._paused.difference_update(a.split.split_id for a in resume)
+        self._unassign(pause)  # drops what librdkafka fetched ahead: resuming starts at next_offset
+        live = [a for a in resume if not self._done(a)]
+        if live:
+            self._consumer.incremental_assign([TopicPartition(a.tp[0], a.tp[1], a.next_offset) for a in live])
 
     def _unassign(self, assigned: Sequence[_Assigned]) -> None:
         from confluent_kafka import TopicPartition
@@ -166,8 +199,6 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         (it may be new) is waited for, and a cluster that does not answer (a broker restarting) as
         long as the driver waits for one: (``fetchOffset.numRetries`` + 1) x ``kafka.default.api.timeout.ms``.
         """
-        import time
-
         from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
         began = time.monotonic()
@@ -222,17 +253,54 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
             if all(a.stop != NO_STOPPING_OFFSET for a in self._splits.values()):
                 remaining = sum(max(0, a.stop - a.next_offset) for a in self._splits.values())
                 wanted = max(1, min(wanted, remaining))
+            position = sum(a.next_offset for a in self._splits.values())
             messages = self._consumer.consume(num_messages=wanted, timeout=POLL_TIMEOUT_S)
             if messages:
                 self._dispatch(messages, out, finished, KafkaError, TopicPartition)
+            moved = bool(finished) or sum(a.next_offset for a in self._splits.values()) != position
+            self._check_progress(moved)
         for a in finished:
             sid = a.split.split_id
             if sid in self._splits:
                 del self._splits[sid]
                 self._by_tp.pop(a.tp, None)
+                self._paused.discard(sid)
                 out.add_finished_split(sid)
         self._unassign([a for a in finished])
+        self._report_caught_up(out, TopicPartition)
         return out
+
+    def _report_caught_up(self, out: RecordsBySplits[KafkaRecords], tp_cls: Any) -> None:
+        """Which reading splits are at their partition's end, from librdkafka's cached high watermark."""
+        for sid, a in self._splits.items():
+            if sid in self._paused:
+                continue
+            try:
+                _, high = self._consumer.get_watermark_offsets(tp_cls(a.tp[0], a.tp[1]), cached=True)
+            except Exception:  # nothing cached yet: no report
+                continue
+            if high is not None and high >= 0:
+                out.set_caught_up(sid, a.next_offset >= high)
+
+    def _check_progress(self, progressed: bool) -> None:
+        """Fail a bounded read that has had no record for ``kafkaConsumer.pollTimeoutMs``."""
+        now = time.monotonic()
+        if progressed or any(a.stop == NO_STOPPING_OFFSET for a in self._splits.values()):
+            self._last_progress = now  # an open split may wait for records forever (local runtime)
+            return
+        if (now - self._last_progress) * 1000.0 < self._options.poll_timeout_ms:
+            return
+        pending = ", ".join(
+            f"{a.tp[0]}-{a.tp[1]} [{a.next_offset}, {a.stop})"
+            for a in self._splits.values()
+            if not self._done(a)
+        )
+        self._healthy = False  # its connections may be the hung ones
+        raise ConnectorError(
+            f"no records from Kafka for {self._options.poll_timeout_ms} ms (kafkaConsumer.pollTimeoutMs) "
+            f"while reading {pending}: the brokers of the partitions did not answer; the offsets "
+            "were planned and exist. Raise kafkaConsumer.pollTimeoutMs to wait longer for them"
+        )
 
     def _dispatch(
         self,
