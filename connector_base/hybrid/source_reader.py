@@ -24,15 +24,15 @@ __all__ = ["HybridSourceReader"]
 class _StageReader:
     reader: SourceReader[Any, Any]
     output: ArrowBatchOutput | None
-    """The child's own output when its rows must be conformed (``None``: the last stage writes through)."""
+    """The child's own output when its rows must be conformed (``None``: its schema is the hybrid one)."""
     ended: bool = False
 
 
 class HybridSourceReader(SourceReader[Any, HybridSourceSplit]):
     """Hands each split to its stage's child reader and reads the stages in order.
 
-    Rows of every stage but the last are conformed to the hybrid schema (by name, cast, missing
-    columns null) on their way out; the last stage's rows already have it.
+    Rows of a stage whose schema is not the hybrid one (every stage but the last, on Spark) are
+    conformed to it (by name, cast, missing columns null) on their way out.
 
     Threading: the task thread only, as every reader; the child readers own their fetcher threads.
     """
@@ -47,9 +47,9 @@ class HybridSourceReader(SourceReader[Any, HybridSourceSplit]):
         if stage not in self._stages:
             reader = self._source.child(stage).create_reader(self._context)
             reader.start()
-            last = stage == len(self._source.stages) - 1
             read_schema = self._source.stages[stage].read_schema
-            self._stages[stage] = _StageReader(reader, None if last else ArrowBatchOutput(read_schema))
+            same = read_schema.equals(self._source.schema)
+            self._stages[stage] = _StageReader(reader, None if same else ArrowBatchOutput(read_schema))
         return self._stages[stage]
 
     @override
