@@ -20,7 +20,11 @@ def ensure_pyspark_python() -> None:
 
 
 def local_spark_session(app_name: str = "sparkflow", cores: int = 2, **conf: Any) -> Any:
-    """A ``local[cores]`` SparkSession tuned for small machines (few shuffle partitions, no UI)."""
+    """A ``local[cores]`` SparkSession tuned for small machines (few shuffle partitions, no UI).
+
+    Its Python workers start from ``sparkflow_daemon`` (see that module: about a second less per
+    new worker); ``spark__python__daemon__module="pyspark.daemon"`` restores Spark's own.
+    """
     ensure_pyspark_python()
     from pyspark.sql import SparkSession
 
@@ -33,6 +37,8 @@ def local_spark_session(app_name: str = "sparkflow", cores: int = 2, **conf: Any
         .config("spark.driver.memory", "2g")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.python.worker.reuse", "true")
+        # workers import pyspark compiled from site-packages, not from source out of pyspark.zip
+        .config("spark.python.daemon.module", "sparkflow_daemon")
     )
     for key, value in conf.items():
         builder = builder.config(key.replace("__", "."), str(value))
