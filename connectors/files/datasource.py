@@ -46,6 +46,7 @@ class FilesDataSource(SourceDataSource):
 
     def __init__(self, options: dict[str, str]) -> None:
         super().__init__(options)
+        self.event_time_options()  # the bridge's eventTime.* options leave before files' own are checked
         check_path(self._options().path)
 
     @classmethod

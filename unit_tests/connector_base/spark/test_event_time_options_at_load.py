@@ -1,0 +1,68 @@
+"""``eventTime.*`` options at ``load()`` (``schema()``), for every format: no broker is contacted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pyspark.sql.datasource import CaseInsensitiveDict
+
+from connector_base import InvalidOptionError
+from connectors.files.datasource import FilesDataSource
+from connectors.kafka.datasource import KafkaDataSource
+from connectors.kinesis.datasource import KinesisDataSource
+from connectors.pravega.datasource import PravegaDataSource
+from connectors.sequence.datasource import SequenceDataSource
+
+KAFKA = {"kafka.bootstrap.servers": "127.0.0.1:9", "subscribe": "t"}
+WITHOUT_LOOKUPS: list[tuple[Any, dict[str, str]]] = [
+    (FilesDataSource, {"path": "/nonexistent-dir/*.txt", "format": "text"}),
+    (KinesisDataSource, {"streamName": "s", "region": "us-east-1"}),
+    (PravegaDataSource, {"controller": "tcp://127.0.0.1:9090", "scope": "sc", "stream": "s"}),
+    (SequenceDataSource, {}),
+]
+
+
+def _ds(cls: Any, options: dict[str, str]) -> Any:
+    return cls(CaseInsensitiveDict(options))  # as Spark builds it
+
+
+@pytest.mark.parametrize("cls, options", WITHOUT_LOOKUPS, ids=lambda v: getattr(v, "__name__", ""))
+def test_formats_without_lookups_refuse_the_cut_naming_the_option(cls: Any, options: dict[str, str]) -> None:
+    with pytest.raises(
+        InvalidOptionError, match="option 'eventTime.alignment': expected off: format"
+    ) as info:
+        _ds(cls, {**options, "eventTime.alignment": "cut"}).schema()
+    assert "no event-time lookups" in str(info.value)
+
+
+@pytest.mark.parametrize("cls, options", WITHOUT_LOOKUPS, ids=lambda v: getattr(v, "__name__", ""))
+def test_off_is_accepted_everywhere_and_never_reaches_the_connector(
+    cls: Any, options: dict[str, str]
+) -> None:
+    ds = _ds(cls, {**options, "eventTime.alignment": "off", "eventTime.idleTimeout": "5s"})
+    try:
+        ds.schema()
+    except InvalidOptionError as e:  # a connector's own option may fail here, never an eventTime one
+        assert "eventTime" not in e.option and "alignment" not in e.option
+    assert not any(k.lower().startswith(("eventtime.", "alignment.")) for k in ds.options)
+
+
+def test_kafka_accepts_the_cut_on_record_timestamps() -> None:
+    ds = _ds(KafkaDataSource, {**KAFKA, "eventTime.alignment": "cut", "eventTime.column": "timestamp"})
+    ds.schema()
+    assert ds.event_time_options().cut
+
+
+@pytest.mark.parametrize(
+    "extra, option",
+    [
+        ({"eventTime.alignment": "cut", "eventTime.column": "value"}, "eventTime.alignment"),
+        ({"eventTime.alignment": "on"}, "eventTime.alignment"),
+        ({"alignment.maxDrift": "1 hour"}, "alignment.maxDrift"),
+        ({"eventTime.failOnLateSplit": "1"}, "eventTime.failOnLateSplit"),
+    ],
+)
+def test_kafka_bad_event_time_options_fail_at_load(extra: dict[str, str], option: str) -> None:
+    with pytest.raises(InvalidOptionError, match=f"option '{option}'"):
+        _ds(KafkaDataSource, {**KAFKA, **extra}).schema()
