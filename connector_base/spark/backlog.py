@@ -33,6 +33,7 @@ from connector_base.spark.read_limits import ReadLimitOptions, parse_duration_ms
 __all__ = [
     "BacklogOptions",
     "backlog_sizing_for",
+    "take_backlog_options",
     "default_read_limit",
     "BacklogSizing",
     "LagFigures",
@@ -42,10 +43,21 @@ __all__ = [
 
 LOG = logging.getLogger(__name__)
 
+PREFIX = "backlog."
 MAX_RECORDS = "backlog.maxRecordsPerTrigger"
 MAX_BYTES = "backlog.maxBytesPerTrigger"
+OPTION_NAMES = (
+    MAX_RECORDS,
+    MAX_BYTES,
+    *(f"backlog.{way}{m}" for m in ("Records", "Bytes", "Splits", "LagMs") for way in ("enter", "exit")),
+)
+"""Every ``backlog.*`` option."""
 DEFAULT_EXIT_FRACTION = 10
 """Without an exit threshold and a normal maximum, the exit is the enter threshold divided by this."""
+
+
+_Ranges = dict[str, tuple[Any, Position, Position]]
+"""``split_id -> (split, position, available end)``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +156,10 @@ class BacklogOptions:
         backlog when one backlog batch is waiting and leaves when the lag fits one normal batch;
         likewise for bytes.
         """
+        known = {k.lower() for k in OPTION_NAMES}
+        for key, value in options.items():
+            if key.lower() not in known:
+                raise InvalidOptionError(key, value, f"one of the backlog options {list(OPTION_NAMES)}")
         max_records = parse_positive_int(options, MAX_RECORDS)
         max_bytes = parse_positive_int(options, MAX_BYTES)
         for key, big, small, name in (
@@ -226,6 +242,8 @@ class BacklogSizing:
         self._clock = clock
         self._in_backlog = False
         self._report: dict[str, Any] | None = None
+        self._measured: tuple[SplitPlanner[Any], _Ranges, LagFigures] | None = None
+        self._times: dict[str, int | None] = {}
 
     @property
     def in_backlog(self) -> bool:
@@ -233,14 +251,20 @@ class BacklogSizing:
         return self._in_backlog
 
     def measure(
-        self, planner: SplitPlanner[Any], ranges: Mapping[str, tuple[Any, Position, Position]]
+        self,
+        planner: SplitPlanner[Any],
+        ranges: Mapping[str, tuple[Any, Position, Position]],
+        times: Mapping[str, int | None] | None = None,
     ) -> LagFigures:
-        """The lag of ``split_id -> (split, position, available end)`` from the planner."""
+        """The lag of ``split_id -> (split, position, available end)`` from the planner.
+
+        ``times``: the milliseconds per split when known already (else the planner is asked).
+        """
         lags: dict[str, SplitLag] = {}
-        probes = self._time_probes()
-        times: Mapping[str, int | None] = {}
-        if isinstance(planner, ReportsTimeLag):
-            times = planner.time_lag_ms(ranges, probes)
+        if times is None:
+            times = {}
+            if isinstance(planner, ReportsTimeLag):
+                times = planner.time_lag_ms(ranges, self._time_probes())
         for sid, (split, start, end) in ranges.items():
             b = planner.backlog(split, start, end)
             lags[sid] = SplitLag(b.records, b.bytes, times.get(sid, 0 if start == end else None))
@@ -269,7 +293,10 @@ class BacklogSizing:
     ) -> LagFigures:
         """Measure and move the flag (hysteresis); ``enumerator_backlog`` forces backlog."""
         opts = self._options
-        figures = self.measure(planner, ranges)
+        self._times = {}
+        if isinstance(planner, ReportsTimeLag):
+            self._times = planner.time_lag_ms(ranges, self._time_probes())
+        figures = self.measure(planner, ranges, self._times)
         checks = [
             (opts.records, figures.records),
             (opts.bytes, figures.bytes),
@@ -294,13 +321,8 @@ class BacklogSizing:
                 figures.pending_splits,
                 " (the enumerator reports backlog)" if enumerator_backlog else "",
             )
-        latest = {sid: end for sid, (_s, _a, end) in ranges.items()}
-        self._report = {
-            "latest": latest,
-            "lag": figures.to_json(),
-            "backlog": self._in_backlog,
-            "measuredAtMs": int(self._clock() * 1000),
-        }
+        self._measured = (planner, dict(ranges), figures)
+        self._report = None
         return figures
 
     def limits(self, merged: ReadLimitOptions | None) -> ReadLimitOptions | None:
@@ -318,8 +340,35 @@ class BacklogSizing:
             max_bytes=opts.max_bytes if opts.max_bytes is not None else merged.max_bytes,
         )
 
-    def report(self) -> dict[str, Any] | None:
-        """What ``reportLatestOffset`` returns (``None`` before the first trigger)."""
+    def report(self, plan: Any = None) -> dict[str, Any] | None:
+        """What ``reportLatestOffset`` returns (``None`` before the first trigger).
+
+        ``plan``: the bridge's driver plan; its ``splits`` hold the positions the batch ends at.
+        ``lag`` is what remains after this batch (as Spark's Kafka source's offsetsBehindLatest), so a
+        batch that catches up publishes 0; ``lagAtTrigger`` is what the backlog decision saw. The
+        milliseconds after the batch are 0 where it reaches the available end, else as at the trigger.
+        """
+        if self._measured is None:
+            return None
+        if self._report is not None:
+            return self._report
+        planner, ranges, before = self._measured
+        after = before
+        planned: Mapping[str, Any] | None = None if plan is None else plan.splits
+        if planned is not None:
+            left = {}
+            for sid, (split, start, end) in ranges.items():
+                entry = planned.get(sid)
+                left[sid] = (split, start if entry is None else entry.pos, end)
+            times = {sid: (0 if a == e else self._times.get(sid)) for sid, (_s, a, e) in left.items()}
+            after = self.measure(planner, left, times)
+        self._report = {
+            "latest": {sid: end for sid, (_s, _a, end) in ranges.items()},
+            "lag": after.to_json(),
+            "lagAtTrigger": before.to_json(),
+            "backlog": self._in_backlog,
+            "measuredAtMs": int(self._clock() * 1000),
+        }
         return self._report
 
 
@@ -331,8 +380,23 @@ def _severity(lag: SplitLag) -> tuple[int, int, int]:
     return (lag.ms or 0, lag.records or 0, lag.bytes or 0)
 
 
+def take_backlog_options(ds: Any) -> dict[str, str]:
+    """The ``backlog.*`` options of the data source ``ds``, taken out of ``ds.options`` once.
+
+    The connector never sees them (its own option check would refuse them); the bridge calls this
+    before it builds a source, in every mode.
+    """
+    taken: dict[str, str] | None = ds.__dict__.get("_backlog_options")
+    if taken is None:
+        taken = {k: v for k, v in ds.options.items() if k.lower().startswith(PREFIX)}
+        for key in taken:
+            del ds.options[key]
+        ds.__dict__["_backlog_options"] = taken
+    return taken
+
+
 def _options_of(ds: Any) -> BacklogOptions:
-    return BacklogOptions.parse(dict(ds.options), ds.read_limit_options())
+    return BacklogOptions.parse(take_backlog_options(ds), ds.read_limit_options())
 
 
 def default_read_limit(ds: Any) -> Any:

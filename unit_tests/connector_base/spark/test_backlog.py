@@ -83,6 +83,7 @@ def test_spark_is_told_the_larger_limit() -> None:
         ({"backlog.enterRecords": "10", "backlog.exitRecords": "10"}, "below backlog.enterRecords"),
         ({"backlog.exitRecords": "10"}, "together with backlog.enterRecords"),
         ({"backlog.enterLagMs": "soon"}, "a duration"),
+        ({"backlog.maxRecordPerTrigger": "500"}, "one of the backlog options"),
     ],
 )
 def test_bad_backlog_options_name_the_option(options: dict, fragment: str) -> None:
