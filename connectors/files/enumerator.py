@@ -8,7 +8,7 @@ there are no more splits (bounded, after the listing).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from connector_base import (
@@ -36,42 +36,69 @@ SplitFactory = Callable[[FileStatus], FileSourceSplit]
 
 @dataclass(slots=True)
 class FileEnumeratorState:
-    """The checkpoint: every path already discovered, and the discovered splits not yet assigned."""
+    """The checkpoint: the paths already handed out, and the discovered splits not yet assigned.
+
+    ``mtimes`` holds each processed path's modification time (what ``maxFileAge`` ages them by) and
+    ``age_floor_ms`` the time before which a listed file is ignored (``None``: no listing yet).
+    """
 
     processed: list[str] = field(default_factory=list)
     pending: list[FileSourceSplit] = field(default_factory=list)
+    mtimes: dict[str, int] = field(default_factory=dict)
+    age_floor_ms: int | None = None
 
 
 class FileEnumeratorStateSerializer(VersionedSerializer[FileEnumeratorState]):
-    """Version 1: ``{"processed": [path, ...], "pending": [split, ...]}``."""
+    """Version 2: ``{"processed": {path: mtime}, "pending": [split, ...], "ageFloorMs": ms | null}``."""
 
     _splits = FileSourceSplitSerializer()
 
     @property
     def version(self) -> int:  # noqa: D102
-        return 1
+        return 2
 
     def to_json(self, value: FileEnumeratorState) -> Json:  # noqa: D102
         return {
-            "processed": sorted(value.processed),
+            "processed": {p: value.mtimes.get(p) for p in sorted(value.processed)},
             "pending": [self._splits.serialize(s) for s in value.pending],
+            "ageFloorMs": value.age_floor_ms,
         }
 
     def from_json(self, version: int, data: Json) -> FileEnumeratorState:  # noqa: D102
+        pending = [self._splits.deserialize(s) for s in data["pending"]]
         match version:
-            case 1:
+            case 1:  # processed paths only: no modification times, no age floor
+                return FileEnumeratorState([str(p) for p in data["processed"]], pending)
+            case 2:
+                processed: dict[str, int | None] = data["processed"]
+                floor = data.get("ageFloorMs")
                 return FileEnumeratorState(
-                    [str(p) for p in data["processed"]],
-                    [self._splits.deserialize(s) for s in data["pending"]],
+                    sorted(processed),
+                    pending,
+                    {str(p): int(m) for p, m in processed.items() if m is not None},
+                    None if floor is None else int(floor),
                 )
             case _:
                 raise self.unsupported(version)
 
 
 @dataclass(frozen=True, slots=True)
+class FileRetention:
+    """How the enumerator bounds what it remembers and orders what it hands out.
+
+    ``max_file_age_ms``: after a listing, files older than the newest seen minus this are ignored
+    and forgotten (``None``: kept until they leave the listing); ``latest_first``: newest first.
+    """
+
+    max_file_age_ms: int | None = None
+    latest_first: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class _Discovery:
     splits: list[FileSourceSplit]
     incomplete: list[str]
+    listed: dict[str, int]
 
 
 class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState]):
@@ -92,6 +119,7 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
         discovery_interval_s: float,
         state: FileEnumeratorState | None = None,
         backlog_files: tuple[int, int] = (BACKLOG_ENTER_FILES, BACKLOG_EXIT_FILES),
+        retention: FileRetention | None = None,
     ) -> None:
         self._context = context
         self._backlog = BacklogStatus(context, backlog_files[0], backlog_files[1], "pending files")
@@ -100,9 +128,18 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
         self._split_factory = split_factory
         self._continuous = continuous
         self._interval_s = discovery_interval_s
-        self._known: set[str] = set(state.processed) if state else set()
+        self._retention = retention or FileRetention()
+        # processed path -> modification time (None: restored from a version 1 checkpoint)
+        self._processed: dict[str, int | None] = (
+            {p: state.mtimes.get(p) for p in state.processed} if state else {}
+        )
         self._pending: list[FileSourceSplit] = list(state.pending) if state else []
-        self._known.update(s.path for s in self._pending)
+        self._pending_paths: set[str] = {s.path for s in self._pending}
+        self._age_floor_ms: int | None = state.age_floor_ms if state else None
+        self._newest_ms = max(
+            [m for m in self._processed.values() if m is not None] + [s.mtime_ms for s in self._pending],
+            default=0,
+        )
         # a restored bounded enumerator lists again and adds the files it does not know: on Spark a
         # restart is a new run, which reads "the files present when the query starts" (as Spark's
         # file source under Trigger.AvailableNow); files already processed are never read twice
@@ -119,15 +156,17 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
 
     def _discover(self) -> _Discovery:
         """List and build splits for files not seen yet (off the coordinator thread)."""
-        known = self._known
+        processed, pending, floor = self._processed, self._pending_paths, self._age_floor_ms
         splits: list[FileSourceSplit] = []
         incomplete: list[str] = []
         statuses = list_files(self._path, self._recursive)
         if not statuses and self._fresh:
             self._nothing_matched()
         for status in statuses:
-            if status.path in known:
+            if status.path in processed or status.path in pending:
                 continue
+            if floor is not None and status.mtime_ms < floor:
+                continue  # older than maxFileAge before the newest file: ignored, as Spark
             try:
                 splits.append(self._split_factory(status))
             except ConnectorError:
@@ -137,7 +176,7 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
                     raise ConnectorError(f"cannot plan file {status.path}: {type(e).__name__}: {e}") from e
                 LOG.warning("skipping %s until the next discovery: %s", status.path, e)
                 incomplete.append(status.path)
-        return _Discovery(splits, incomplete)
+        return _Discovery(splits, incomplete, {st.path: st.mtime_ms for st in statuses})
 
     def _nothing_matched(self) -> None:
         """A glob matching no file fails a bounded read, as Spark's ``PATH_NOT_FOUND``; else a warning."""
@@ -163,16 +202,43 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
             )
             return
         assert result is not None
-        fresh = [s for s in result.splits if s.path not in self._known]
-        for s in fresh:
-            self._known.add(s.path)
+        floor = self._age_floor_ms
+        fresh = [
+            s
+            for s in result.splits
+            if s.path not in self._processed
+            and s.path not in self._pending_paths
+            and (floor is None or s.mtime_ms >= floor)
+        ]
+        self._pending_paths.update(s.path for s in fresh)
         self._pending.extend(fresh)
+        if self._retention.latest_first:
+            self._pending.sort(key=lambda s: (-s.mtime_ms, s.path))
+        self._forget(result.listed)
         if fresh:
             LOG.info("discovered %d new files under %s", len(fresh), self._path)
         if not self._continuous:
             self._listed = True
         self._serve_awaiting()
         self._backlog.update(len(self._pending))
+
+    def _forget(self, listed: Mapping[str, int]) -> None:
+        """Bound the processed set: drop paths no longer listed, and (maxFileAge) those aged out.
+
+        A path that left the listing (archived, deleted, moved) can only come back as a new file;
+        the floor moves to the newest file seen minus ``maxFileAge`` and applies from the next
+        listing on, so the first listing reads every file (as Spark's file source).
+        """
+        self._processed = {
+            p: (m if m is not None else listed[p]) for p, m in self._processed.items() if p in listed
+        }
+        self._newest_ms = max(self._newest_ms, max(listed.values(), default=0))
+        age = self._retention.max_file_age_ms
+        if age is None:
+            return
+        self._age_floor_ms = max(self._age_floor_ms or 0, self._newest_ms - age)
+        floor = self._age_floor_ms
+        self._processed = {p: m for p, m in self._processed.items() if m is None or m >= floor}
 
     def _serve_awaiting(self) -> None:
         waiting, self._awaiting = self._awaiting, []
@@ -183,7 +249,10 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
         if subtask not in self._context.registered_readers():
             return
         if self._pending:
-            self._context.assign_split(self._pending.pop(0), subtask)
+            split = self._pending.pop(0)
+            self._pending_paths.discard(split.path)
+            self._processed[split.path] = split.mtime_ms
+            self._context.assign_split(split, subtask)
             self._backlog.update(len(self._pending))
         elif self._listed and not self._continuous:
             self._context.signal_no_more_splits(subtask)
@@ -195,6 +264,9 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
 
     def add_splits_back(self, splits: Sequence[FileSourceSplit], subtask_id: int) -> None:  # noqa: D102
         self._pending[:0] = list(splits)
+        for split in splits:
+            self._pending_paths.add(split.path)
+            self._processed.pop(split.path, None)
         self._serve_awaiting()
         self._backlog.update(len(self._pending))
 
@@ -202,8 +274,9 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
         """Pull-based: a new reader gets splits when it asks."""
 
     def snapshot_state(self, checkpoint_id: int) -> FileEnumeratorState:  # noqa: D102
-        pending_paths = {s.path for s in self._pending}
-        return FileEnumeratorState(sorted(self._known - pending_paths), list(self._pending))
+        processed = sorted(p for p in self._processed if p not in self._pending_paths)
+        mtimes = {p: m for p in processed if (m := self._processed[p]) is not None}
+        return FileEnumeratorState(processed, list(self._pending), mtimes, self._age_floor_ms)
 
     @property
     def pending(self) -> Iterable[FileSourceSplit]:

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
 from connector_base import InvalidOptionError
 from connector_base.spark import ReadLimitOptions
+from connectors.files.listing import is_glob, local_path
 
 MIB = 1024 * 1024
 DEFAULT_SPLIT_SIZE_BYTES = 32 * MIB
 DEFAULT_MAX_PARTITION_BYTES = 128 * MIB
 DEFAULT_DISCOVERY_INTERVAL_MS = 1000
+DEFAULT_MAX_FILE_AGE_MS = 7 * 24 * 3_600_000
+"""Spark's file source default for ``maxFileAge`` (7 days)."""
+_DURATION_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
 DEFAULT_CORRUPT_COLUMN = "_corrupt_record"
 FILE_COLUMN = "_file"
 OFFSET_COLUMN = "_offset"
@@ -25,6 +30,14 @@ class FileFormat(Enum):
     JSONL = "jsonl"
     CSV = "csv"
     PARQUET = "parquet"
+
+
+class CleanSource(Enum):
+    """What happens to a file once a committed micro-batch has read it (Spark's ``cleanSource``)."""
+
+    OFF = "off"
+    ARCHIVE = "archive"
+    DELETE = "delete"
 
 
 class ParseMode(Enum):
@@ -67,6 +80,10 @@ _KNOWN = {
     "nullvalue": "a string",
     "arrowbatchrows": "a positive integer",
     "filterpushdown": "true | false (batch reads; see docs/files.md)",
+    "maxfileage": "a duration such as 7d, 12h, 30m, 15s or milliseconds",
+    "latestfirst": "true | false",
+    "cleansource": "off | archive | delete",
+    "sourcearchivedir": "a directory outside path (with cleanSource=archive)",
 }
 _DISPLAY = {
     "splitsizebytes": "splitSizeBytes",
@@ -79,6 +96,10 @@ _DISPLAY = {
     "nullvalue": "nullValue",
     "arrowbatchrows": "arrowBatchRows",
     "filterpushdown": "filterPushdown",
+    "maxfileage": "maxFileAge",
+    "latestfirst": "latestFirst",
+    "cleansource": "cleanSource",
+    "sourcearchivedir": "sourceArchiveDir",
 }
 KNOWN_OPTIONS = sorted(_DISPLAY.get(k, k) for k in _KNOWN)
 """Every option name ``files-unified`` accepts."""
@@ -124,6 +145,54 @@ def _char(options: Mapping[str, str], key: str, default: str | None, allow_empty
     return raw
 
 
+def _duration_ms(options: Mapping[str, str], key: str, default: int) -> int:
+    raw = options.get(key)
+    if raw is None:
+        return default
+    text = raw.strip().lower()
+    for unit in sorted(_DURATION_UNITS_MS, key=len, reverse=True):
+        number = text[: -len(unit)].strip()
+        if text.endswith(unit) and number.isdigit():
+            return int(number) * _DURATION_UNITS_MS[unit]
+    if text.isdigit():
+        return int(text)
+    raise InvalidOptionError(_name(key), raw, "a duration such as 7d, 12h, 30m, 15s, 500ms or milliseconds")
+
+
+def _clean_source(options: Mapping[str, str], path: str) -> tuple[CleanSource, str | None]:
+    raw = options.get("cleansource", "off")
+    try:
+        mode = CleanSource(raw.strip().lower())
+    except ValueError:
+        raise InvalidOptionError("cleanSource", raw, "one of off, archive, delete") from None
+    archive = options.get("sourcearchivedir")
+    if mode is not CleanSource.ARCHIVE:
+        if archive is not None:
+            raise InvalidOptionError("sourceArchiveDir", archive, "unset unless cleanSource=archive")
+        return mode, None
+    if archive is None or not archive.strip():
+        raise InvalidOptionError("sourceArchiveDir", archive, "a directory, required by cleanSource=archive")
+    archive_dir = os.path.abspath(local_path(archive.strip()))
+    root = os.path.abspath(_glob_root(local_path(path.strip())))
+    if os.path.commonpath([archive_dir, root]) == root:
+        raise InvalidOptionError(
+            "sourceArchiveDir",
+            archive,
+            f"a directory outside the source directory {root} (archived files would be read again)",
+        )
+    return mode, archive_dir
+
+
+def _glob_root(path: str) -> str:
+    """The directory part of ``path`` before its first glob character."""
+    parts: list[str] = []
+    for part in path.split(os.sep):
+        if is_glob(part):
+            break
+        parts.append(part)
+    return os.sep.join(parts) or os.sep
+
+
 @dataclass(frozen=True, slots=True)
 class FileSourceOptions:
     """Everything ``files-unified`` reads from its options (see docs/files.md)."""
@@ -142,6 +211,17 @@ class FileSourceOptions:
     mode: ParseMode = ParseMode.FAILFAST
     corrupt_column: str = DEFAULT_CORRUPT_COLUMN
     csv: CsvOptions = CsvOptions()
+    max_file_age_ms: int = DEFAULT_MAX_FILE_AGE_MS
+    latest_first: bool = False
+    clean_source: CleanSource = CleanSource.OFF
+    source_archive_dir: str | None = None
+
+    @property
+    def file_age_limit_ms(self) -> int | None:
+        """``maxFileAge`` in force: none with ``latestFirst`` and ``maxFilesPerTrigger`` (as Spark)."""
+        if self.latest_first and self.max_files_per_trigger is not None:
+            return None
+        return self.max_file_age_ms
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> FileSourceOptions:
@@ -186,6 +266,7 @@ class FileSourceOptions:
         max_partition = _positive(lowered, "maxpartitionbytes", DEFAULT_MAX_PARTITION_BYTES)
         interval = _positive(lowered, "discoveryintervalms", DEFAULT_DISCOVERY_INTERVAL_MS)
         assert split_size is not None and max_partition is not None and interval is not None
+        clean, archive_dir = _clean_source(lowered, path)
         return cls(
             path=path.strip(),
             format=fmt,
@@ -201,6 +282,10 @@ class FileSourceOptions:
             mode=mode,
             corrupt_column=corrupt,
             csv=csv,
+            max_file_age_ms=_duration_ms(lowered, "maxfileage", DEFAULT_MAX_FILE_AGE_MS),
+            latest_first=_bool(lowered, "latestfirst", False),
+            clean_source=clean,
+            source_archive_dir=archive_dir,
         )
 
     def read_limits(self) -> ReadLimitOptions:

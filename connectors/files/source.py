@@ -21,6 +21,7 @@ from connector_base.spark.filters import ColumnFilter
 from connectors.files.enumerator import (
     FileEnumeratorState,
     FileEnumeratorStateSerializer,
+    FileRetention,
     FileSplitEnumerator,
 )
 from connectors.files.filter_pushdown import FileFilters
@@ -30,6 +31,7 @@ from connectors.files.listing import FileStatus
 from connectors.files.options import FileFormat, FileSourceOptions
 from connectors.files.record_emitter import FileRecordEmitter
 from connectors.files.restore_check import check_files_restore
+from connectors.files.source_cleaner import SourceCleaner
 from connectors.files.split import FileSourceSplit, FileSourceSplitSerializer, FileSourceSplitState, SplitKind
 from connectors.files.split_reader import CHUNK_BYTES, CHUNK_BYTES_CONFIG, FileChunk, FileSplitReader
 
@@ -82,6 +84,7 @@ class FileSource(Source[Any, FileSourceSplit, FileEnumeratorState]):
             self.options.continuous,
             self.options.discovery_interval_ms / 1000.0,
             state,
+            retention=FileRetention(self.options.file_age_limit_ms, self.options.latest_first),
         )
 
     def create_enumerator(self, context: SplitEnumeratorContext[FileSourceSplit]) -> FileSplitEnumerator:  # noqa: D102
@@ -124,6 +127,7 @@ class FilePlanner(SplitPlanner[FileSourceSplit]):
         self.options = options
         self.schema = schema
         self._filters: FileFilters | None = None
+        self._cleaner = SourceCleaner(options.clean_source, options.source_archive_dir)
 
     def check_restored(
         self, enumerator_state: FileEnumeratorState, splits: Mapping[str, FileSourceSplit]
@@ -134,6 +138,12 @@ class FilePlanner(SplitPlanner[FileSourceSplit]):
 
     def start_position(self, split: FileSourceSplit) -> Position:  # noqa: D102
         return split.start_position
+
+    @override
+    def on_commit(self, positions: Mapping[str, tuple[FileSourceSplit, Position]]) -> None:
+        """``cleanSource``: archive or delete the files the committed batch finished."""
+        if self._cleaner.active:
+            self._cleaner.clean(s.path for s, pos in positions.values() if self.is_finished(s, pos))
 
     @override
     def push_filters(self, filters: Sequence[ColumnFilter]) -> None:

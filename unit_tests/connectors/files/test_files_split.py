@@ -37,8 +37,19 @@ def test_enumerator_state_v1_golden() -> None:
     state = ser.deserialize(data)
     assert state.processed == ["/data/in/a.parquet", "/data/in/b.parquet"]
     assert state.pending[0].kind is SplitKind.ROW_GROUPS and state.pending[0].length == 4
-    assert ser.serialize(state) == data
+    assert state.mtimes == {} and state.age_floor_ms is None  # version 1 had neither
+    assert ser.deserialize(ser.serialize(state)) == state
     assert ser.deserialize(ser.serialize(FileEnumeratorState())) == FileEnumeratorState()
+
+
+def test_enumerator_state_v2_golden() -> None:
+    data = json.loads((GOLDEN / "file_enumerator_state_v2.json").read_text())
+    ser = FileEnumeratorStateSerializer()
+    state = ser.deserialize(data)
+    assert state.processed == ["/data/in/a.parquet", "/data/in/b.parquet"]
+    assert state.mtimes == {"/data/in/a.parquet": 1763769500000}
+    assert state.age_floor_ms == 1763164800000
+    assert ser.serialize(state) == data
 
 
 def test_unknown_version_is_rejected() -> None:
