@@ -94,6 +94,7 @@ class ReaderEventTime(Generic[T]):
         self._paused: set[str] = set()
         self._lock = threading.Lock()
         self._split_marks: dict[str, int] = {}
+        self._idle_splits: set[str] = set()
         self.max_allowed = MAX_WATERMARK
         self.pauses = 0
         """How many times a split was paused (for tests and logs)."""
@@ -108,6 +109,7 @@ class ReaderEventTime(Generic[T]):
             self.output.emit_periodic_watermark()
             with self._lock:
                 self._split_marks = self.output.split_watermarks()
+                self._idle_splits = self.output.idle_splits()
         if self._report is not None and now >= self._next_report:
             self._next_report = now + self._update_ms
             with self._log.lock:
@@ -160,6 +162,11 @@ class ReaderEventTime(Generic[T]):
         """The splits paused by alignment now."""
         with self._lock:
             return set(self._paused)
+
+    def idle_splits_snapshot(self) -> set[str]:
+        """The live splits that were idle at the last periodic emission."""
+        with self._lock:
+            return set(self._idle_splits)
 
     def split_watermarks_snapshot(self) -> dict[str, int]:
         """Each live split's watermark, as of the last periodic emission."""
