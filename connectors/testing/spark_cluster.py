@@ -123,9 +123,10 @@ class SparkStandaloneCluster:
             raise
         return cluster
 
-    def _start_worker(self) -> None:
-        index = len(self._workers)
-        work = self.workdir / f"worker-{index}"
+    def _start_worker(self, index: int | None = None) -> None:
+        """Start a new worker, or worker ``index`` again."""
+        slot = len(self._workers) if index is None else index
+        work = self.workdir / f"worker-{slot}"
         work.mkdir(parents=True, exist_ok=True)
         args = [
             "--host", "127.0.0.1",
@@ -135,9 +136,11 @@ class SparkStandaloneCluster:
             "--webui-port", str(free_port()),
             self.master_url,
         ]  # fmt: skip
-        self._workers.append(
-            spawn_group(_spark_jvm(WORKER_CLASS, args), self.workdir / f"worker-{index}.log")
-        )
+        proc = spawn_group(_spark_jvm(WORKER_CLASS, args), self.workdir / f"worker-{slot}.log")
+        if index is None:
+            self._workers.append(proc)
+        else:
+            self._workers[index] = proc
 
     # --- state --------------------------------------------------------------------------------
     def master_state(self) -> dict[str, object]:
@@ -231,6 +234,13 @@ class SparkStandaloneCluster:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(10)
+
+    def restart_worker(self, index: int) -> None:
+        """Start worker ``index`` again after ``stop_worker`` (a new worker to the master); wait for it."""
+        if self._workers[index].poll() is None:
+            raise RuntimeError(f"worker {index} is running")
+        self._start_worker(index)
+        self.wait_workers(len(self._workers))
 
     def stop(self) -> None:
         """Stop every worker (with its executors) and the master."""
