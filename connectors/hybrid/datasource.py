@@ -74,7 +74,8 @@ class HybridDataSource(SourceDataSource):
     """
 
     @classmethod
-    def name(cls) -> str:  # noqa: D102
+    def name(cls) -> str:
+        """``hybrid``."""
         return "hybrid"
 
     def _options(self) -> HybridOptions:
