@@ -14,12 +14,14 @@ from connector_base.errors import (
     MalformedRecordError,
     ReaderFailedError,
     SerializationError,
+    UnsupportedOperationError,
 )
 from connector_base.range_query_split_reader import RangeQuerySplitReader
 from connector_base.record_emitter import RecordEmitter
 from connector_base.records_with_split_ids import RecordsBySplits, RecordsWithSplitIds
 from connector_base.serialization import FunctionSerializer, ListSerializer, VersionedSerializer
 from connector_base.source import Boundedness, Source
+from connector_base.source_output import EventTimeReaderOutput, SourceOutput
 from connector_base.source_reader import InputStatus, ReaderOutput, SourceReader, SourceReaderContext
 from connector_base.source_reader_base import (
     BatchEmitter,
@@ -34,6 +36,7 @@ __all__ = [
     "Boundedness",
     "ConnectorError",
     "DataLossError",
+    "EventTimeReaderOutput",
     "FunctionSerializer",
     "InputStatus",
     "InvalidOptionError",
@@ -52,6 +55,7 @@ __all__ = [
     "Source",
     "SourceReader",
     "SourceReaderBase",
+    "SourceOutput",
     "SourceReaderContext",
     "SourceSplit",
     "SplitEnumerator",
@@ -60,5 +64,6 @@ __all__ = [
     "SplitsAddition",
     "SplitsChange",
     "SplitsRemoval",
+    "UnsupportedOperationError",
     "VersionedSerializer",
 ]

@@ -12,7 +12,7 @@ from typing import Any, Generic, TypeVar
 
 from connector_base.event_time.input_activity import RelativeClock, SplitActivity, SystemClock
 from connector_base.event_time.timestamp_assigner import TimestampAssigner
-from connector_base.event_time.watermark import MIN_WATERMARK, NO_TIMESTAMP, Watermark
+from connector_base.event_time.watermark import MAX_WATERMARK, MIN_WATERMARK, NO_TIMESTAMP, Watermark
 from connector_base.event_time.watermark_generator import WatermarkGenerator
 from connector_base.event_time.watermark_output import WatermarkOutput
 from connector_base.event_time.watermark_output_multiplexer import WatermarkOutputMultiplexer
@@ -85,6 +85,8 @@ class _ReaderWatermark:
         self._listener = listener
 
     def emit_watermark(self, watermark: Watermark) -> None:
+        if watermark.timestamp <= self.watermark:  # never back (after the end of input, say)
+            return
         self.watermark = watermark.timestamp
         self.idle = False
         if self._listener is not None:
@@ -147,9 +149,17 @@ class ProgressiveTimestampsAndWatermarks(Generic[T]):
         return output
 
     def release_output_for_split(self, split_id: str) -> None:
-        """The split finished: it no longer counts in the reader's watermark."""
-        if self._splits.pop(split_id, None) is not None:
+        """The split finished: its last watermark is emitted, then it no longer counts."""
+        output = self._splits.pop(split_id, None)
+        if output is not None:
+            output.generator.on_periodic_emit(output.deferred)
+            self._mux.on_periodic_emit()
             self._mux.unregister_output(split_id)
+
+    def emit_final_watermark(self) -> None:
+        """The input ended: the reader's watermark goes to ``MAX_WATERMARK`` (as Flink's at end of input)."""
+        if self._reader.watermark != MAX_WATERMARK:
+            self._reader.emit_watermark(Watermark(MAX_WATERMARK))
 
     def _main_output(self) -> _SplitLocalOutput[T]:
         if self._main is None:

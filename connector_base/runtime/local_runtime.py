@@ -217,6 +217,8 @@ class _ReaderThread(Generic[T, SplitT]):
                     event_time.tick()
                 if status is InputStatus.END_OF_INPUT:
                     if not self.finished.is_set():
+                        if event_time is not None:
+                            event_time.end_of_input()
                         self.finished.set()
                         self.runtime._events.put(lambda: None)
                     self.inbox_wait(0.05)

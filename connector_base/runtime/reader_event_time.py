@@ -116,6 +116,10 @@ class ReaderEventTime(Generic[T]):
                 watermark, idle = self._log.watermark, self._log.idle
             self._report(watermark, idle or self.output.is_idle)
 
+    def end_of_input(self) -> None:
+        """The reader finished: its watermark becomes ``MAX_WATERMARK`` (reader thread)."""
+        self.output.emit_final_watermark()
+
     def apply_max_allowed(self, allowed_by_others: int) -> None:
         """Pause splits beyond the max allowed watermark; resume paused ones that are not (reader thread)."""
         max_allowed = allowed_by_others

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from connector_base import SourceReaderContext
-from connector_base.event_time import WatermarkStrategy
+from connector_base.event_time import MAX_WATERMARK, WatermarkStrategy
 from connector_base.runtime import LocalRuntime
 from connectors.sequence import SequenceOptions, SequenceSource
 from connectors.sequence.record_emitter import Row, SequenceRecordEmitter
@@ -70,6 +70,9 @@ def _run(source: RecordingSource, parallelism: int) -> list[Row]:
     ) as runtime:
         runtime.start()
         rows: list[Row] = runtime.wait_finished(timeout=120)
+        for subtask in range(parallelism):  # a finished reader's watermark is the end of time
+            event_time = runtime.reader_event_time(subtask)
+            assert event_time is not None and event_time.watermark == MAX_WATERMARK
     return rows
 
 
