@@ -13,13 +13,16 @@ from typing import Any
 
 import pytest
 
+from connector_base.testing.driver_process import DriverProcess, log_entries
 from connectors.testing.event_time_skew import skewed_topic, watermarked_counts
 from connectors.testing.kafka_cluster import KafkaBroker
+from integration_tests.connectors.kafka.event_time_driver import start_cut_query
 from integration_tests.connectors.kafka.helpers import stream
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
 RECORDS = 3000
+DRIVER = Path(__file__).with_name("event_time_driver.py")
 LIMIT = "500"
 
 
@@ -81,3 +84,35 @@ def test_cut_refuses_a_column_the_driver_cannot_see(spark: Any, reference_broker
             **{"eventTime.alignment": "cut", "eventTime.column": "value"},
         ).load()
     assert "record timestamp" in str(info.value)
+
+
+def _batches(checkpoint: Path) -> list[tuple[Any, ...]]:
+    """Each logged micro-batch: its cut and every split's end position."""
+    out = []
+    files = [f for f in Path(checkpoint, "offsets").iterdir() if f.name.isdigit()]
+    for f in sorted(files, key=lambda f: int(f.name)):
+        o = json.loads(f.read_text().splitlines()[-1])
+        out.append((o["cut"]["t"], tuple(sorted((sid, e["pos"]) for sid, e in o["splits"].items()))))
+    return out
+
+
+@pytest.mark.timeout(900)
+def test_driver_killed_mid_run_restarts_with_identical_batches(
+    spark: Any, reference_broker: KafkaBroker, skewed: str, tmp_path: Path
+) -> None:
+    whole_out, whole_chk = tmp_path / "whole", tmp_path / "whole-chk"
+    query = start_cut_query(spark, reference_broker.bootstrap, skewed, str(whole_out), str(whole_chk))
+    assert query.awaitTermination(600) and query.exception() is None
+    out, chk = tmp_path / "out", tmp_path / "chk"
+    args = [reference_broker.bootstrap, skewed, str(out), str(chk)]
+    driver = DriverProcess(DRIVER, args)
+    try:
+        driver.wait_for(lambda: log_entries(chk / "commits") >= 2, timeout_s=600)
+        driver.kill()  # mid-run: batches planned and committed, more to come
+    finally:
+        driver.kill()
+    assert DriverProcess(DRIVER, args).finish(600), "the restarted driver did not finish"
+    assert _batches(chk) == _batches(whole_chk)
+    rows = spark.read.parquet(str(out)).collect()
+    keys = [(r["partition"], r["offset"]) for r in rows]
+    assert len(keys) == len(set(keys)) == 2 * RECORDS
