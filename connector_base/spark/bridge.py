@@ -17,7 +17,6 @@ A connector subclasses ``SourceDataSource`` and says how options become a ``Sour
 from __future__ import annotations
 
 import logging
-import os
 import time
 from abc import abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -40,6 +39,7 @@ from connector_base.spark.event_time_options import ALIGNMENT, EVENT_TIME_OPTION
 from connector_base.spark.failed_stream_reader import FailedStreamReader
 from connector_base.spark.filters import ColumnFilter, FilterSupport, pushdown_requested, split_by_support
 from connector_base.spark.offsets import BridgeOffset, SplitEntry
+from connector_base.spark.parallelism import planning_parallelism
 from connector_base.spark.partition_reader import read_splits_as_arrow
 from connector_base.spark.planner import Position, SplitPlanner
 from connector_base.spark.read_limits import ReadLimitOptions, admit
@@ -129,6 +129,9 @@ class SourceDataSource(DataSource):
     supports_filter_pushdown: bool = False
     """True when ``filter_support`` accepts some filters (then ``filterPushdown=true`` takes effect)."""
 
+    reads_min_partitions: bool = False
+    """True when the connector parses ``minPartitions`` itself (else the bridge takes it: parallelism.py)."""
+
     def event_time_cut_support(self, options: EventTimeOptions) -> str | None:
         """``None`` when ``eventTime.alignment=cut`` works with ``options``, else what is valid instead.
 
@@ -169,6 +172,7 @@ class SourceDataSource(DataSource):
         options must be valid for at least one of them (``startingOffsets=latest`` is streaming-only,
         for instance); ``reader()`` and ``streamReader()`` then apply the rules of their mode.
         """
+        planning_parallelism(self)  # minPartitions is the bridge's unless the connector reads it
         self.event_time_options()
         schema = _as_struct(self.default_schema())
         self._validate_either_mode(schema)
@@ -192,6 +196,7 @@ class SourceDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         """A batch reader (options validated now)."""
+        planning_parallelism(self)
         self.event_time_options()
         self._check_schema(schema)
         self.create_source(schema, streaming=False)
@@ -213,6 +218,7 @@ class SourceDataSource(DataSource):
 
     def _stream_reader(self, schema: StructType) -> DataSourceStreamReader:
         """A micro-batch stream reader (options validated now)."""
+        planning_parallelism(self)
         self.event_time_options()
         self._check_schema(schema)
         self.create_source(schema, streaming=True)
@@ -298,9 +304,16 @@ class _DriverPlan:
 
 
 def _pack(
-    planner: SplitPlanner[Any], source: Source[Any, Any, Any], ranges: list[tuple[Any, Any, Any]]
+    planner: SplitPlanner[Any],
+    source: Source[Any, Any, Any],
+    ranges: list[tuple[Any, Any, Any]],
+    parallelism: int,
 ) -> list[SplitsPartition]:
-    """Turn ``(split, start, end)`` ranges into partitions of serialized range splits."""
+    """Turn ``(split, start, end)`` ranges into partitions of serialized range splits.
+
+    Packing aims for about ``parallelism`` partitions (``planning_parallelism``), as Spark's file
+    sources split by ``min(maxPartitionBytes, max(openCost, total / minPartitionNum))``.
+    """
     serializer = source.split_serializer
     target = planner.partition_target_bytes()
     pieces: list[tuple[str, int]] = []
@@ -310,7 +323,6 @@ def _pack(
     if target is None:
         return [SplitsPartition(i, [s]) for i, (s, _w) in enumerate(pieces)]
     total = sum(w for _s, w in pieces)
-    parallelism = max(1, os.cpu_count() or 1)
     target = min(target, max(OPEN_COST_BYTES, total // parallelism))
     partitions: list[list[str]] = []
     current: list[str] = []
@@ -350,7 +362,7 @@ class _BridgeBatchReader(DataSourceReader):
                 for sid, e in plan.splits.items()
                 if ends.get(sid, e.first) != e.first
             ]
-            parts = _pack(plan.planner, source, ranges)
+            parts = _pack(plan.planner, source, ranges, planning_parallelism(self._ds))
             LOG.info(
                 "batch plan: %d splits, %d non-empty ranges, %d partitions",
                 len(plan.splits),
@@ -534,7 +546,7 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             begin = s.splits[sid].pos if sid in s.splits else entry.first
             if begin != entry.pos:
                 ranges.append((entry.split, begin, entry.pos))
-        return _pack(plan.planner, plan.source, ranges)
+        return _pack(plan.planner, plan.source, ranges, planning_parallelism(self._ds))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # noqa: D102
         if not isinstance(partition, SplitsPartition):

@@ -8,6 +8,7 @@ from typing_extensions import override
 from connector_base import InvalidOptionError
 from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner, to_arrow_schema
 from connector_base.spark.filters import ColumnFilter, FilterSupport
+from connector_base.spark.parallelism import planning_parallelism
 from connectors.files.filter_pushdown import files_filter_support
 from connectors.files.formats import ReadSchema
 from connectors.files.listing import check_path
@@ -47,6 +48,7 @@ class FilesDataSource(SourceDataSource):
     def __init__(self, options: dict[str, str]) -> None:
         super().__init__(options)
         self.event_time_options()  # the bridge's eventTime.* options leave before files' own are checked
+        planning_parallelism(self)  # so does minPartitions (the bridge packs files with it)
         check_path(self._options().path)
 
     @classmethod

@@ -56,6 +56,7 @@ class KafkaDataSource(SourceDataSource):
 
     fixed_schema = True
     supports_filter_pushdown = True
+    reads_min_partitions = True  # Spark's meaning: offset ranges are cut into at least this many tasks
 
     @classmethod
     def name(cls) -> str:  # noqa: D102
