@@ -32,7 +32,12 @@ from connector_base.errors import ConnectorError, InvalidOptionError
 from connector_base.serialization import dumps_canonical
 from connector_base.source import Source
 from connector_base.spark.arrow_output import DEFAULT_BATCH_ROWS
-from connector_base.spark.backlog import BacklogSizing, backlog_sizing_for, default_read_limit
+from connector_base.spark.backlog import (
+    BacklogSizing,
+    backlog_sizing_for,
+    default_read_limit,
+    take_backlog_options,
+)
 from connector_base.spark.enumerator_context import DRIVER_SUBTASK, DriverEnumeratorContext
 from connector_base.spark.event_time_cut import EventTimeCut
 from connector_base.spark.event_time_options import ALIGNMENT, EVENT_TIME_OPTION_NAMES, EventTimeOptions
@@ -174,6 +179,7 @@ class SourceDataSource(DataSource):
         """
         planning_parallelism(self)  # minPartitions is the bridge's unless the connector reads it
         self.event_time_options()
+        take_backlog_options(self)  # backlog.* are the bridge's (backlog.py)
         schema = _as_struct(self.default_schema())
         self._validate_either_mode(schema)
         pushdown_requested(self.options)
@@ -198,6 +204,7 @@ class SourceDataSource(DataSource):
         """A batch reader (options validated now)."""
         planning_parallelism(self)
         self.event_time_options()
+        take_backlog_options(self)
         self._check_schema(schema)
         self.create_source(schema, streaming=False)
         self.batch_rows()
@@ -220,6 +227,7 @@ class SourceDataSource(DataSource):
         """A micro-batch stream reader (options validated now)."""
         planning_parallelism(self)
         self.event_time_options()
+        take_backlog_options(self)
         self._check_schema(schema)
         self.create_source(schema, streaming=True)
         self.read_limit_options()
@@ -528,7 +536,7 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return delay is not None and waited_ms >= delay and total > 0
 
     def reportLatestOffset(self) -> dict[str, Any] | None:  # noqa: D102
-        report = self._sizing.report() if self._sizing is not None else self._latest_report
+        report = self._sizing.report(self._plan) if self._sizing else self._latest_report
         if self._cut is not None and report is not None:
             report = {**report, "eventTime": self._cut.report()}
         return report

@@ -22,6 +22,8 @@ AVAILABILITY_WAIT_S = 1.0
 """How long one wait for data lasts before the reader is polled again (errors surface then)."""
 STALL_TIMEOUT_S = 600.0
 """A planned range that yields nothing for this long fails the task instead of hanging it."""
+PROGRESS_EVERY_ROWS = 1_000_000
+"""A task logs its progress (INFO) each time it has read this many more rows, and when it ends."""
 
 
 def read_splits_as_arrow(
@@ -43,9 +45,15 @@ def read_splits_as_arrow(
             reader.add_splits(list(splits))
             reader.notify_no_more_splits()
             idle_since: float | None = None
+            started, rows, next_report = time.monotonic(), 0, PROGRESS_EVERY_ROWS
             while True:
                 status = reader.poll_next(output)
-                yield from output.drain()
+                for batch in output.drain():
+                    rows += batch.num_rows
+                    yield batch
+                if rows >= next_report:
+                    next_report = rows + PROGRESS_EVERY_ROWS
+                    LOG.info("%s: %d rows read in %.1f s", _names(splits), rows, time.monotonic() - started)
                 if status is InputStatus.END_OF_INPUT:
                     break
                 if status is InputStatus.NOTHING_AVAILABLE:
@@ -62,6 +70,14 @@ def read_splits_as_arrow(
                         pass
                 else:
                     idle_since = None
-            yield from output.finish()
+            for batch in output.finish():
+                rows += batch.num_rows
+                yield batch
+            LOG.info("%s: done, %d rows in %.1f s", _names(splits), rows, time.monotonic() - started)
         finally:
             reader.close()
+
+
+def _names(splits: Sequence[Any]) -> str:
+    ids = [str(s.split_id) for s in splits]
+    return ", ".join(ids) if len(ids) <= 3 else f"{ids[0]} and {len(ids) - 1} more splits"

@@ -250,6 +250,32 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
     def head_times(self, ends: Mapping[str, tuple[KafkaPartitionSplit, Position]]) -> dict[str, int | None]:
         return self._times.head_times(ends)
 
+    def time_lag_ms(
+        self, ranges: Mapping[str, tuple[KafkaPartitionSplit, Position, Position]], probes_ms: Sequence[int]
+    ) -> dict[str, int | None]:
+        """``ReportsTimeLag`` (backlog.py): for each probe P, one ListOffsets by timestamp at now - P.
+
+        A partition is behind by at least P when the first offset with a timestamp at or after
+        now - P lies beyond its position (or none does): its next record is older than that.
+        """
+        lagging = {
+            sid: ((s.topic, s.partition), int(a)) for sid, (s, a, e) in ranges.items() if int(e) > int(a)
+        }
+        out: dict[str, int | None] = {sid: 0 for sid in ranges if sid not in lagging}
+        if not probes_ms or not lagging:
+            return {**out, **{sid: None for sid in lagging}}
+        now = int(time.time() * 1000)
+        for probe in sorted(probes_ms):
+            try:
+                found = self._cluster().for_times({tp: now - probe for tp, _pos in lagging.values()})
+            except ConnectorError as e:
+                LOG.warning("cannot look up offsets by timestamp for the backlog lag: %s", e)
+                return {**out, **{sid: out.get(sid) for sid in lagging}}
+            for sid, (tp, pos) in lagging.items():
+                first = found.get(tp)
+                out[sid] = probe if first is None or first > pos else out.get(sid, 0)
+        return out
+
     def is_finished(self, split: KafkaPartitionSplit, position: Position) -> bool:  # noqa: D102
         if (split.topic, split.partition) in self._gone:
             return True

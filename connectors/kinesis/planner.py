@@ -73,6 +73,8 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
         self._scans: dict[tuple[str, str, str], list[tuple[int, int]]] = {}
         self.last_snapshot: StreamSnapshot | None = None
         self._retention_due = 0.0
+        self._first_unread_ms: dict[str, int] = {}
+        """Shard id -> arrival time of the first unread record, as the last probe saw it."""
         self._filters: KinesisFilters | None = None
 
     def check_restored(self, enumerator_state: object, splits: Mapping[str, KinesisShardSplit]) -> set[str]:
@@ -170,9 +172,26 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
         """``(timestamp of the first record at pos, whether the range may hold records)``."""
         page, behind = self._first_page(split, pos, limit=1)
         if not page:
+            self._first_unread_ms.pop(split.shard_id, None)
             return None, behind is None or behind > 0
         ts = timestamp_ms(page[0]["ApproximateArrivalTimestamp"])
+        self._first_unread_ms[split.shard_id] = ts
         return ts, ts < cut
+
+    def time_lag_ms(
+        self, ranges: Mapping[str, tuple[KinesisShardSplit, Position, Position]], probes_ms: Sequence[int]
+    ) -> dict[str, int | None]:
+        """``ReportsTimeLag`` (backlog.py): now minus the arrival of each shard's first unread record.
+
+        No request: ``end_positions`` probed that record already. ``None`` for a shard with a range
+        whose first record this planner has not seen (a closed shard read to its end).
+        """
+        now = int(time.time() * 1000)
+        out: dict[str, int | None] = {}
+        for sid, (_split, start, end) in ranges.items():
+            first = self._first_unread_ms.get(sid)
+            out[sid] = 0 if start == end else (max(0, now - first) if first is not None else None)
+        return out
 
     def _iterator(self, split: KinesisShardSplit, pos: ShardPosition, fallback: bool) -> str | None:
         """A shard iterator at ``pos``; ``None`` when AT_TIMESTAMP timed out and ``fallback`` is off."""
