@@ -285,7 +285,11 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
     def _check_progress(self, progressed: bool) -> None:
         """Fail a bounded read that has had no record for ``kafkaConsumer.pollTimeoutMs``."""
         now = time.monotonic()
-        if progressed or any(a.stop == NO_STOPPING_OFFSET for a in self._splits.values()):
+        if (
+            progressed
+            or self._paused  # held back on purpose (watermark alignment), not by the network
+            or any(a.stop == NO_STOPPING_OFFSET for a in self._splits.values())
+        ):
             self._last_progress = now  # an open split may wait for records forever (local runtime)
             return
         if (now - self._last_progress) * 1000.0 < self._options.poll_timeout_ms:

@@ -11,6 +11,12 @@ directory survives ``kill()``/``restart()`` (same ports, same data); ``stop()`` 
 listener whose certificate is signed by a CA the fixture makes (``cryptography``; the JDK's
 ``keytool`` writes the JKS and PKCS12 trust stores);
 :class:`KafkaSecurity` holds the users, passwords and the client-side trust stores (PEM, JKS, PKCS12).
+
+``start_apache_kafka(proxy_port=P)`` adds a PLAINTEXT listener named ``PROXIED`` on a free port that
+the broker *advertises* as ``127.0.0.1:P``: a client that bootstraps from ``P`` (a
+:class:`~connectors.testing.fault_proxy.FaultProxy` forwarding to ``listeners["PROXIED"]``) is sent
+back to ``P`` by every metadata answer, so all its traffic crosses the proxy. ``bootstrap`` stays
+the direct listener (test producers, admin).
 """
 
 from __future__ import annotations
@@ -158,13 +164,20 @@ def _keytool(*args: str, stdin: str | None = None) -> str:
     return done.stdout
 
 
-def _properties(workdir: Path, ports: dict[str, int], security: KafkaSecurity | None) -> dict[str, str]:
+def _properties(
+    workdir: Path, ports: dict[str, int], security: KafkaSecurity | None, proxy_port: int | None = None
+) -> dict[str, str]:
     listeners = {"PLAINTEXT": ports["PLAINTEXT"], "CONTROLLER": ports["CONTROLLER"]}
     protocols = {"PLAINTEXT": "PLAINTEXT", "CONTROLLER": "PLAINTEXT"}
     if security is not None:
         listeners |= {"SASL_PLAINTEXT": ports["SASL_PLAINTEXT"], "SSL": ports["SSL"]}
         protocols |= {"SASL_PLAINTEXT": "SASL_PLAINTEXT", "SSL": "SSL"}
+    if proxy_port is not None:
+        listeners["PROXIED"] = ports["PROXIED"]
+        protocols["PROXIED"] = "PLAINTEXT"
     advertised = {k: v for k, v in listeners.items() if k != "CONTROLLER"}
+    if proxy_port is not None:
+        advertised["PROXIED"] = proxy_port  # clients of this listener are sent to the proxy
     props = {
         "process.roles": "broker,controller",
         "node.id": "1",
@@ -269,14 +282,19 @@ class _ApacheKafka(KafkaBroker):
         _wait_metadata(self, self._proc, self._log, START_TIMEOUT_S)
 
 
-def start_apache_kafka(security: KafkaSecurity | None = None) -> KafkaBroker:
-    """Start Apache Kafka (``KAFKA_VERSION``) on free loopback ports; ``stop()`` removes everything."""
+def start_apache_kafka(security: KafkaSecurity | None = None, proxy_port: int | None = None) -> KafkaBroker:
+    """Start Apache Kafka (``KAFKA_VERSION``) on free loopback ports; ``stop()`` removes everything.
+
+    ``proxy_port``: also a ``PROXIED`` listener advertised as ``127.0.0.1:<proxy_port>`` (see above).
+    """
     classpath = resolve_classpath("kafka", list(KAFKA_ARTIFACTS))
     workdir = Path(tempfile.mkdtemp(prefix="apache-kafka-"))
     names = ["PLAINTEXT", "CONTROLLER"] + (["SASL_PLAINTEXT", "SSL"] if security else [])
+    names += ["PROXIED"] if proxy_port is not None else []
     ports = {name: free_port() for name in names}
     config, log = workdir / "server.properties", workdir / "broker.log"
-    config.write_text("".join(f"{k}={v}\n" for k, v in _properties(workdir, ports, security).items()))
+    props = _properties(workdir, ports, security, proxy_port)
+    config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
     cmd = java_command(classpath, "kafka.Kafka", [str(config)], heap=HEAP, jvm_args=JVM_FLAGS)
     broker = _ApacheKafka(
         kind="apache-kafka",
