@@ -84,3 +84,26 @@ def test_listener_sees_backlog_end_and_lag_reach_the_brokers_high_watermarks(
     labels = {"query": table, "source": last.source}
     assert registry.get_sample_value("sparkflow_source_lag_records", labels) == 0
     assert registry.get_sample_value("sparkflow_source_backlog", labels) == 0
+
+
+def test_backlog_by_time_behind_from_offsets_by_timestamp(
+    spark: Any, reference_broker: KafkaBroker, tmp_path: Any
+) -> None:
+    topic = reference_broker.create_topic(1)
+    two_hours_ago = int(time.time() * 1000) - 2 * 3_600_000
+    old = [f"old{i}".encode() for i in range(300)]
+    reference_broker.produce(topic, old, timestamps=[two_hours_ago + i for i in range(300)])
+    reference_broker.produce(topic, [f"new{i}".encode() for i in range(20)])
+    options = {
+        "subscribe": topic,
+        "startingOffsets": "earliest",
+        "maxOffsetsPerTrigger": "20",
+        "backlog.maxRecordsPerTrigger": "100",
+        "backlog.enterRecords": "1000000",  # records never decide here: time does
+        "backlog.exitRecords": "999999",
+        "backlog.enterLagMs": "1h",
+        "backlog.exitLagMs": "10m",
+    }
+    sizes, rows = _available_now(spark, stream(spark, reference_broker, **options).load(), tmp_path)
+    # 2 h behind: backlog batches of 100 over the old records; at the new ones it is live again
+    assert rows == 320 and sizes == [100, 100, 100, 20], sizes
