@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
+from typing_extensions import override
+
 from connector_base.event_time.input_activity import AlwaysCaughtUp, InputActivity
 from connector_base.event_time.timestamp_assigner import RecordTimestampAssigner, TimestampAssigner
 from connector_base.event_time.watermark_generator import (
@@ -135,5 +137,6 @@ class _FunctionAssigner(TimestampAssigner[T]):
     def __init__(self, fn: Callable[[T, int], int]) -> None:
         self._fn = fn
 
+    @override
     def extract_timestamp(self, element: T, record_timestamp: int) -> int:
         return self._fn(element, record_timestamp)
