@@ -212,6 +212,10 @@ class FaultProxy:
             self._restore_handle.cancel()
         await self._close_listener()
         await self._reset_all()
+        pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for t in pending:
+            t.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)  # none left pending at loop close
 
     async def _reset_all(self) -> int:
         conns = list(self._conns)
@@ -291,12 +295,12 @@ class FaultProxy:
                     continue  # half-open: read and dropped, the sender is never told
                 if self._latency_s:
                     await asyncio.sleep(self._latency_s)
-                dst.write(data)
-                await dst.drain()
-                if upstream:
+                if upstream:  # counted when handed on (the peer may have it before drain returns)
                     self._bytes_up += len(data)
                 else:
                     self._bytes_down += len(data)
+                dst.write(data)
+                await dst.drain()
             if not (conn.drop_up if upstream else conn.drop_down):
                 with contextlib.suppress(OSError):
                     dst.write_eof()  # pass the FIN on; the other direction may still flow
