@@ -2,31 +2,44 @@
 
 Spark reuses Python workers between tasks, so a micro-batch's tasks find a connected consumer
 instead of paying a new connection each time. A borrowed consumer is the borrower's alone; it is
-unassigned when returned.
+unassigned when returned. An idle consumer is closed after ``IDLE_TIMEOUT_S`` and at interpreter
+exit (``connector_base.client_pool``), so none keeps reconnecting to a broker that has gone.
 
-Threading: ``acquire`` / ``release`` may be called from any thread (a lock guards the pool); a
-consumer is used by one thread at a time.
+Threading: ``acquire`` / ``release`` may be called from any thread; a consumer is used by one
+thread at a time.
 """
 
 from __future__ import annotations
 
-import atexit
 import logging
-import threading
 from collections.abc import Mapping
 from typing import Any
 
+from connector_base.client_pool import IdleClientPool
 from connector_base.serialization import dumps_canonical
 
-__all__ = ["acquire", "release", "pool_size", "MAX_IDLE_PER_KEY"]
+__all__ = [
+    "IDLE_TIMEOUT_S",
+    "MAX_IDLE_PER_KEY",
+    "acquire",
+    "close_idle",
+    "pool_size",
+    "release",
+    "set_idle_timeout",
+]
 
 LOG = logging.getLogger(__name__)
 
 MAX_IDLE_PER_KEY = 4
+IDLE_TIMEOUT_S = 30.0
+"""An idle consumer is closed after this long (Spark's ``spark.kafka.consumer.cache.timeout`` is 5 min)."""
 
-_lock = threading.Lock()
-_idle: dict[str, list[Any]] = {}
-_created = 0
+
+def _close(consumer: Any) -> None:
+    consumer.close()
+
+
+_POOL: IdleClientPool[Any] = IdleClientPool("kafka-consumers", _close, IDLE_TIMEOUT_S, MAX_IDLE_PER_KEY)
 
 
 def _key(config: Mapping[str, Any]) -> str:
@@ -35,16 +48,14 @@ def _key(config: Mapping[str, Any]) -> str:
 
 def acquire(config: Mapping[str, Any]) -> tuple[str, Any]:
     """A consumer for ``config`` (an idle pooled one if any) and its pool key."""
-    global _created
     key = _key(config)
-    with _lock:
-        idle = _idle.get(key)
-        if idle:
-            return key, idle.pop()
-        _created += 1
-    from confluent_kafka import Consumer
 
-    return key, Consumer(dict(config))
+    def create() -> Any:
+        from confluent_kafka import Consumer
+
+        return Consumer(dict(config))
+
+    return key, _POOL.acquire(key, create)
 
 
 def release(key: str, consumer: Any, reusable: bool = True) -> None:
@@ -55,31 +66,19 @@ def release(key: str, consumer: Any, reusable: bool = True) -> None:
         except Exception as e:  # a broken consumer is closed, not pooled
             LOG.debug("closing a consumer that failed to unassign: %s", e)
             reusable = False
-    if reusable:
-        with _lock:
-            idle = _idle.setdefault(key, [])
-            if len(idle) < MAX_IDLE_PER_KEY:
-                idle.append(consumer)
-                return
-    try:
-        consumer.close()
-    except Exception as e:  # closing is best effort
-        LOG.debug("closing a consumer failed: %s", e)
+    _POOL.release(key, consumer, reusable)
+
+
+def close_idle(older_than_s: float = 0.0) -> int:
+    """Close idle consumers now (all by default); how many were closed."""
+    return _POOL.close_idle(older_than_s)
+
+
+def set_idle_timeout(seconds: float) -> None:
+    """Change how long a consumer may stay idle (tests, or a worker that should let go sooner)."""
+    _POOL.idle_timeout_s = seconds
 
 
 def pool_size() -> tuple[int, int]:
     """``(consumers created so far, idle consumers now)`` in this process (for tests)."""
-    with _lock:
-        return _created, sum(len(v) for v in _idle.values())
-
-
-@atexit.register
-def _close_all() -> None:
-    with _lock:
-        consumers = [c for v in _idle.values() for c in v]
-        _idle.clear()
-    for c in consumers:
-        try:
-            c.close()
-        except Exception:  # noqa: S110  process exit
-            pass
+    return _POOL.created, _POOL.idle_count()

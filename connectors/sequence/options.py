@@ -50,7 +50,7 @@ class SequenceOptions:
             if key.lower() not in known:
                 raise InvalidOptionError(key, options[key], f"one of the options {sorted(known)}")
         lowered = {k.lower(): v for k, v in options.items()}
-        continuous_raw = lowered.get("continuous", "false").lower()
+        continuous_raw = lowered.get("continuous", "false").strip().lower()
         if continuous_raw not in ("true", "false"):
             raise InvalidOptionError("continuous", lowered.get("continuous"), "true or false")
         return cls(
