@@ -48,7 +48,8 @@ def main() -> None:
             raise SystemExit(f"query failed: {query.exception()}")
         print("DONE", flush=True)
         return
-    query = writer.trigger(processingTime="100 milliseconds").start()
+    # one trigger a second: the test kills the driver within that second of the switch batch
+    query = writer.trigger(processingTime="1 second").start()
     print("STARTED", flush=True)
     while True:
         time.sleep(1)
