@@ -76,9 +76,30 @@ class KafkaSourceEnumerator(SplitEnumerator[KafkaPartitionSplit, KafkaEnumerator
     def _subscribed(self) -> list[TopicPartition]:
         sub = self._options.subscription
         if sub.kind is SubscriptionKind.ASSIGN:
+            if not self._initial_done:
+                self._check_assigned_exist(sub.partitions)
             return list(sub.partitions)
         topics = self._cluster().partitions() or {}
+        if not self._initial_done and sub.kind is SubscriptionKind.SUBSCRIBE:
+            absent = [t for t in sub.topics if t not in topics]
+            if absent:  # as Spark's Kafka source, read nothing from them until they appear
+                LOG.warning(
+                    "subscribe names topics that do not exist on %s: %s; nothing is read from them until "
+                    "they are created",
+                    self._options.bootstrap_servers,
+                    ", ".join(absent),
+                )
         return sorted((t, p) for t, ps in topics.items() if sub.matches(t) for p in ps)
+
+    def _check_assigned_exist(self, partitions: Sequence[TopicPartition]) -> None:
+        """``assign`` of a partition the cluster does not have fails, as with Spark's Kafka source."""
+        topics = self._cluster().partitions() or {}
+        absent = [f"{t}-{p}" for t, p in partitions if p not in topics.get(t, ())]
+        if absent:
+            raise ConnectorError(
+                f"option 'assign' names topic partitions that do not exist on "
+                f"{self._options.bootstrap_servers}: {', '.join(absent)}; create them or assign existing ones"
+            )
 
     def _discover(self) -> list[KafkaPartitionSplit]:
         new = [tp for tp in self._subscribed() if tp not in self._assigned]
