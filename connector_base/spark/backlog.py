@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from connector_base.errors import InvalidOptionError
-from connector_base.spark.planner import Position, SplitPlanner
+from connector_base.spark.planner import Backlog, Position, SplitPlanner
 from connector_base.spark.read_limits import ReadLimitOptions, parse_duration_ms, parse_positive_int
 
 __all__ = [
@@ -71,7 +71,11 @@ class SplitLag:
 
 @runtime_checkable
 class ReportsTimeLag(Protocol):
-    """A planner that can tell, cheaply, how far behind in time each split is."""
+    """A planner that can tell, cheaply, how far behind in time each split is.
+
+    A planner whose ``backlog`` reads records to count them (bounded by the limits, so no lag) sets
+    a class attribute ``lag_by_time_only = True``: its lag is then measured in time only.
+    """
 
     def time_lag_ms(
         self, ranges: Mapping[str, tuple[Any, Position, Position]], probes_ms: Sequence[int]
@@ -265,8 +269,9 @@ class BacklogSizing:
             times = {}
             if isinstance(planner, ReportsTimeLag):
                 times = planner.time_lag_ms(ranges, self._time_probes())
+        by_time_only = getattr(planner, "lag_by_time_only", False)
         for sid, (split, start, end) in ranges.items():
-            b = planner.backlog(split, start, end)
+            b = Backlog() if by_time_only else planner.backlog(split, start, end)
             lags[sid] = SplitLag(b.records, b.bytes, times.get(sid, 0 if start == end else None))
         pending = sum(1 for sid, (_s, a, e) in ranges.items() if a != e and not _empty(lags[sid]))
         worst = max(lags, key=lambda s: _severity(lags[s]), default=None)

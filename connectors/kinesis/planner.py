@@ -178,6 +178,9 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
         self._first_unread_ms[split.shard_id] = ts
         return ts, ts < cut
 
+    lag_by_time_only = True
+    """Backlog lag (backlog.py) in time only: ``backlog`` counts records by reading them, up to the limits."""
+
     def time_lag_ms(
         self, ranges: Mapping[str, tuple[KinesisShardSplit, Position, Position]], probes_ms: Sequence[int]
     ) -> dict[str, int | None]:
