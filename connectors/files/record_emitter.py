@@ -5,16 +5,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from connector_base import BatchEmitter, ReaderOutput
+from connector_base import BatchEmitter
+from connector_base.source_output import SourceOutput
 from connectors.files.split import FileSourceSplitState
 from connectors.files.split_reader import FileChunk
 
 
 class FileRecordEmitter(BatchEmitter[FileChunk, Any, FileSourceSplitState]):
-    """One element is a table of many rows (never one row): it goes out with ``collect_batch``."""
+    """One element is a table of many rows (never one row): it goes out with ``collect_batch``.
+
+    Files carry no event time of their own: no timestamps are passed, so event time comes from
+    the strategy's timestamp assigner (``ColumnTimestampAssigner`` over a column of the table).
+    """
 
     def emit_record(  # noqa: D102
-        self, element: FileChunk, output: ReaderOutput[Any], split_state: FileSourceSplitState
+        self, element: FileChunk, output: SourceOutput[Any], split_state: FileSourceSplitState
     ) -> None:
         table, position = element
         if table is not None and table.num_rows:
@@ -23,7 +28,7 @@ class FileRecordEmitter(BatchEmitter[FileChunk, Any, FileSourceSplitState]):
             split_state.position = position
 
     def emit_records(  # noqa: D102
-        self, elements: Iterable[FileChunk], output: ReaderOutput[Any], split_state: FileSourceSplitState
+        self, elements: Iterable[FileChunk], output: SourceOutput[Any], split_state: FileSourceSplitState
     ) -> None:
         for element in elements:
             self.emit_record(element, output, split_state)

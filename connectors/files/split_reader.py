@@ -7,8 +7,10 @@ import logging
 import os
 from abc import ABC, abstractmethod
 from collections import deque
+from collections.abc import Sequence
 
 import pyarrow as pa
+from typing_extensions import override
 
 from connector_base import DataLossError, RecordsBySplits, SplitReader, SplitsAddition, SplitsChange
 from connectors.files.formats import LineFormat, ParquetRowGroupReader, ReadSchema, line_format
@@ -209,6 +211,9 @@ class FileSplitReader(SplitReader[FileChunk, FileSourceSplit]):
     """Reads splits in the order they were added; each fetch returns one chunk of the current split.
 
     A fetch never blocks for long (one chunk of a local file), so ``wake_up`` has nothing to do.
+    Splits paused by watermark alignment are passed over (the next unpaused split is read) and
+    resume at their own position. No caught-up report: a file split has unread rows until it
+    finishes, and then it is released, so it never goes idle while assigned.
     """
 
     def __init__(
@@ -219,6 +224,7 @@ class FileSplitReader(SplitReader[FileChunk, FileSourceSplit]):
         self._chunk_bytes = chunk_bytes
         self._format: LineFormat | None = None
         self._splits: deque[_OpenSplit] = deque()
+        self._paused: set[str] = set()
 
     def _line_format(self) -> LineFormat:
         if self._format is None:
@@ -239,25 +245,38 @@ class FileSplitReader(SplitReader[FileChunk, FileSourceSplit]):
 
     def fetch(self) -> RecordsBySplits[FileChunk]:  # noqa: D102
         out: RecordsBySplits[FileChunk] = RecordsBySplits()
-        while self._splits:
-            current = self._splits[0]
+        while (current := self._first_unpaused()) is not None:
             sid = current.split.split_id
             elements, done = current.next()
             if elements:
                 out.add_all(sid, elements)
             if done:
                 current.close()
-                self._splits.popleft()
+                self._splits.remove(current)
                 out.add_finished_split(sid)
             if elements:
                 break
         return out
+
+    def _first_unpaused(self) -> _OpenSplit | None:
+        if not self._paused:
+            return self._splits[0] if self._splits else None
+        return next((s for s in self._splits if s.split.split_id not in self._paused), None)
+
+    @override
+    def pause_or_resume_splits(
+        self, splits_to_pause: Sequence[FileSourceSplit], splits_to_resume: Sequence[FileSourceSplit]
+    ) -> None:
+        held = {s.split.split_id for s in self._splits}
+        self._paused.update(s.split_id for s in splits_to_pause if s.split_id in held)
+        self._paused.difference_update(s.split_id for s in splits_to_resume)
 
     def handle_splits_changes(self, change: SplitsChange[FileSourceSplit]) -> None:  # noqa: D102
         if isinstance(change, SplitsAddition):
             self._splits.extend(self._open(s) for s in change.splits)
             return
         removed = {s.split_id for s in change.splits}
+        self._paused.difference_update(removed)
         for s in [s for s in self._splits if s.split.split_id in removed]:
             s.close()
             self._splits.remove(s)
