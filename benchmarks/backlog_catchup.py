@@ -19,6 +19,7 @@ are the writes, and with an exactly-once sink the transactions, that backlog siz
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
@@ -36,7 +37,28 @@ def _log_files(checkpoint: str, log: str) -> int:
     return sum(1 for name in os.listdir(path) if name.isdigit()) if os.path.isdir(path) else 0
 
 
-def catch_up(spark: Any, bootstrap: str, topic: str, records: int, options: dict[str, str]) -> dict[str, Any]:
+START_ATTEMPTS = 3
+"""A query whose Python stream reader could not start (Spark's 10 s connect-back, on a loaded machine)
+is started again, up to this many times; it is no measurement."""
+
+
+def catch_up(
+    spark: Any, bootstrap: str, topic: str, records: int, options: dict[str, str]
+) -> dict[str, Any]:
+    """One AvailableNow catch-up, started again if its Python stream reader did not start."""
+    for attempt in range(1, START_ATTEMPTS + 1):
+        try:
+            return _catch_up(spark, bootstrap, topic, records, options)
+        except RuntimeError as e:
+            if "failed to connect back" not in str(e) or attempt == START_ATTEMPTS:
+                raise
+            print(f"  (the stream reader did not start, attempt {attempt}; starting again)", flush=True)
+    raise AssertionError("unreachable")
+
+
+def _catch_up(
+    spark: Any, bootstrap: str, topic: str, records: int, options: dict[str, str]
+) -> dict[str, Any]:
     """One AvailableNow catch-up: batches, seconds, offset and commit log files."""
     with tempfile.TemporaryDirectory(prefix="bench-backlog-") as checkpoint:
         start = time.perf_counter()
@@ -52,7 +74,8 @@ def catch_up(spark: Any, bootstrap: str, topic: str, records: int, options: dict
             .trigger(availableNow=True)
             .start()
         )
-        query.awaitTermination()
+        with contextlib.suppress(Exception):  # a failed query is reported below, from query.exception()
+            query.awaitTermination()
         elapsed = time.perf_counter() - start
         if query.exception() is not None:
             raise RuntimeError(f"the query failed: {query.exception()}")
