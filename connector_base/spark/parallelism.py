@@ -2,13 +2,16 @@
 
 Spark gives a Python data source no view of the session: planning runs in a Python worker with no
 JVM gateway (``SparkSession.getActiveSession()`` is ``None`` there and ``defaultParallelism`` cannot
-be asked, measured on pyspark 4.3). What does reach that worker is its environment, and Spark copies
-``spark.executorEnv.*`` into it (measured, local and standalone). So the target is, in order:
+be asked, measured on pyspark 4.3). What does reach that worker is the driver JVM's environment,
+which the driver's Python passes on when it starts the session (as it does ``PYSPARK_PYTHON``).
+``spark.executorEnv.*`` reached it only for a source registered with ``spark.dataSource.register``
+(measured, local), not for the ``pyspark_*`` modules Spark finds itself (measured, standalone). So
+the target is, in order:
 
 1. the read option ``minPartitions`` (a positive integer; Spark's Kafka source has it, and
    ``spark.sql.files.minPartitionNum`` plays the same role for Spark's file sources);
-2. ``SPARKFLOW_DEFAULT_PARALLELISM`` from the environment, set for a cluster with
-   ``spark.executorEnv.SPARKFLOW_DEFAULT_PARALLELISM=<executor cores>``;
+2. ``SPARKFLOW_DEFAULT_PARALLELISM`` in the driver's environment before the session starts (for
+   example twice the cluster's executor cores);
 3. ``os.cpu_count()`` of the planning process (right for ``local[*]``).
 
 The bridge takes ``minPartitions`` out of the options for connectors that do not read it themselves

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from subprocess import Popen
 
+from connector_base.spark.parallelism import PARALLELISM_ENV
 from connectors.testing.maven import java_command
 from connectors.testing.processes import free_port, spawn_group, stop_group, wait_listening
 
@@ -178,6 +179,19 @@ class SparkStandaloneCluster:
     def total_cores(self) -> int:
         """Executor cores the cluster offers while every worker is up."""
         return WORKER_CORES * len(self._workers)
+
+    @property
+    def planning_parallelism(self) -> int:
+        """What ``driver_env`` tells the connectors to plan for: two tasks per executor core."""
+        return 2 * self.total_cores
+
+    def driver_env(self) -> dict[str, str]:
+        """Environment of the driver process, set before its session starts.
+
+        The driver JVM passes its environment to the Python workers that plan data sources, which
+        see nothing of the session: so ``PYSPARK_PYTHON`` and the plan's parallelism travel this way.
+        """
+        return {"PYSPARK_PYTHON": sys.executable, PARALLELISM_ENV: str(self.planning_parallelism)}
 
     def session_conf(self) -> dict[str, str]:
         """Driver settings for an application on this cluster: one 1-core executor per worker."""

@@ -20,22 +20,29 @@ from connectors.testing.kafka_cluster import KafkaBroker, start_broker
 from connectors.testing.kinesis_endpoint import KinesisEndpoint, kinesalite_bin, start_endpoint
 from connectors.testing.pravega_cluster import PravegaCluster, pravega_cluster
 from connectors.testing.spark_cluster import SparkStandaloneCluster
+from connectors.testing.spark_connect import SparkConnectServer
 from integration_tests.cluster import driver_jobs
 
 JOB_TIMEOUT_S = 240.0
 
 
 class ClusterDriver:
-    """The driver application in a child process; ``run(job, ...)`` calls a driver_jobs function there."""
+    """A Spark client in a child process; ``run(job, ...)`` calls a driver_jobs function there."""
 
-    def __init__(self, cluster: SparkStandaloneCluster) -> None:
+    def __init__(self, initializer: Callable[..., None], *initargs: Any) -> None:
         self._pool = ProcessPoolExecutor(
             max_workers=1,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=driver_jobs.start_session,
-            initargs=(cluster.session_conf(),),
+            initializer=initializer,
+            initargs=initargs,
         )
-        self.executors = self.run(driver_jobs.warm_up, cluster.total_cores)
+
+    @classmethod
+    def on_cluster(cls, cluster: SparkStandaloneCluster) -> ClusterDriver:
+        """The driver of one application on ``cluster``, its executors registered."""
+        driver = cls(driver_jobs.start_session, cluster.session_conf(), cluster.driver_env())
+        driver.run(driver_jobs.warm_up, cluster.total_cores)
+        return driver
 
     def submit(self, job: Callable[..., Any], *args: Any, **kwargs: Any) -> Future[Any]:
         """Start ``job`` in the driver; the caller waits on the future."""
@@ -65,9 +72,25 @@ def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSta
 @pytest.fixture(scope="session")
 def cluster_driver(spark_cluster: SparkStandaloneCluster) -> Iterator[ClusterDriver]:
     """One application on the cluster, its executors registered."""
-    driver = ClusterDriver(spark_cluster)
+    driver = ClusterDriver.on_cluster(spark_cluster)
     yield driver
     driver.close()
+
+
+@pytest.fixture(scope="session")
+def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkConnectServer]:
+    """A Spark Connect server (local[2]) started from the pyspark wheel."""
+    server = SparkConnectServer.start(workdir=tmp_path_factory.mktemp("spark-connect"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def connect_client(connect_server: SparkConnectServer) -> Iterator[ClusterDriver]:
+    """A Spark Connect client session in a child process (Connect mode is process-wide)."""
+    client = ClusterDriver(driver_jobs.start_remote_session, connect_server.url)
+    yield client
+    client.close()
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,6 @@ conftest.py). Each function here runs there and returns plain picklable results.
 from __future__ import annotations
 
 import os
-import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -18,10 +17,10 @@ from typing import Any
 _SPARK: Any = None
 
 
-def start_session(conf: dict[str, str]) -> None:
-    """Initializer of the driver child: the session on the cluster, executors up before returning."""
+def start_session(conf: dict[str, str], env: dict[str, str]) -> None:
+    """Initializer of the driver child: ``env`` set, then the session on the cluster."""
     global _SPARK
-    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ.update(env)
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName("sparkflow-cluster-tests")
@@ -29,6 +28,14 @@ def start_session(conf: dict[str, str]) -> None:
         builder = builder.config(key, value)
     _SPARK = builder.getOrCreate()
     _SPARK.sparkContext.setLogLevel("ERROR")
+
+
+def start_remote_session(url: str) -> None:
+    """Initializer of a Spark Connect client child: a remote session (it switches this process to Connect)."""
+    global _SPARK
+    from pyspark.sql import SparkSession
+
+    _SPARK = SparkSession.builder.remote(url).getOrCreate()
 
 
 def call(job: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -217,7 +224,17 @@ def write_files(directory: str, files: int, lines: int) -> list[str]:
         body = []
         for i in range(lines):
             name = f"f{f:03d}-{i:06d}"
-            body.append(f'{{"id": {f * lines + i}, "name": "{name}"}}')
+            body.append(f'{{"id": {1_000_000 + f * lines + i}, "name": "{name}"}}')  # equal file sizes
             expected.append(name)
         Path(directory, f"part-{f:03d}.jsonl").write_text("\n".join(body) + "\n")
     return expected
+
+
+def create_pravega_stream(controller_uri: str, scope: str, stream: str, segments: int) -> None:
+    """Create a scope and a stream with the official client (run isolated: it holds the GIL)."""
+    import pravega_client
+
+    manager = pravega_client.StreamManager(controller_uri)
+    manager.create_scope(scope)
+    if not manager.create_stream(scope, stream, segments):
+        raise RuntimeError(f"stream {scope}/{stream} exists")

@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 
 from connectors.testing.kafka_cluster import KafkaBroker
+from connectors.testing.kinesis_endpoint import KinesisEndpoint
+from connectors.testing.pravega_cluster import PravegaCluster, run_isolated, unique_name
+from connectors.testing.spark_cluster import SparkStandaloneCluster
 from integration_tests.cluster import driver_jobs as jobs
 from integration_tests.cluster.conftest import ClusterDriver
 
@@ -124,3 +127,87 @@ def test_files_batch_and_available_now(cluster_driver: ClusterDriver, tmp_path: 
     )
     _exactly_once([r[0] for r in stream["rows"]], names)
     assert stream["batches"] == [1000, 1000, 1000]
+
+
+def test_files_backlog_spreads_over_every_executor_core(
+    spark_cluster: SparkStandaloneCluster, cluster_driver: ClusterDriver, tmp_path: Path
+) -> None:
+    directory = str(tmp_path / "in")
+    names = cluster_driver.run(jobs.write_files, directory, 8, 100)  # eight files of equal size
+    options = {"path": directory, "format": "jsonl"}
+    schema = "id long, name string"
+    # no option: the plan follows the cluster's hint (the driver's environment), not the driver's cores
+    planned = cluster_driver.run(jobs.batch_read, "files-unified", options, ["name"], schema)
+    _exactly_once([r[0] for r in planned["rows"]], names)
+    assert len(planned["tasks"]) == spark_cluster.planning_parallelism
+    assert len(planned["executors"]) == spark_cluster.total_cores
+    chosen = cluster_driver.run(
+        jobs.batch_read, "files-unified", {**options, "minPartitions": "8"}, ["name"], schema
+    )
+    assert len(chosen["tasks"]) == 8
+    assert len(chosen["executors"]) == spark_cluster.total_cores
+
+
+def test_pravega_sink_batch_read_and_available_now(
+    cluster_driver: ClusterDriver, cluster_pravega: PravegaCluster, tmp_path: Path
+) -> None:
+    scope, stream = unique_name("sc"), unique_name("st")
+    run_isolated(jobs.create_pravega_stream, cluster_pravega.controller_uri, scope, stream, 2, timeout=120)
+    options = {"controller": cluster_pravega.controller_uri, "scope": scope, "stream": stream}
+    events = [(f"p-{i:05d}", f"k{i % 5}") for i in range(1500)]
+    cluster_driver.run(
+        jobs.batch_write,
+        "pravega",
+        {**options, "exactly_once": "true"},
+        events,
+        "event string, routing_key string",
+        2,
+    )
+    expected = [e.encode() for e, _k in events]
+    batch = cluster_driver.run(jobs.batch_read, "pravega", options, ["event"])
+    _exactly_once([r[0] for r in batch["rows"]], expected)
+    assert len(batch["executors"]) == 2, batch["executors"]
+    stream_out = cluster_driver.run(
+        jobs.stream_to_parquet, "pravega", {**options, "maxEventsPerTrigger": "500"}, ["event"], str(tmp_path)
+    )
+    _exactly_once([r[0] for r in stream_out["rows"]], expected)
+    assert len(stream_out["batches"]) >= 3
+
+
+def test_kinesis_batch_available_now_and_sink(
+    cluster_driver: ClusterDriver, cluster_kinesis: KinesisEndpoint, tmp_path: Path
+) -> None:
+    source = cluster_kinesis.create_stream(2)
+    records = [(f"k{i % 6}", f"kin-{i:05d}".encode()) for i in range(600)]
+    cluster_kinesis.put_records(source, records)
+    expected = [d for _k, d in records]
+    batch = cluster_driver.run(
+        jobs.batch_read, "kinesis-unified", _kinesis(cluster_kinesis, source), ["data"]
+    )
+    _exactly_once([r[0] for r in batch["rows"]], expected)
+    assert len(batch["executors"]) == 2, batch["executors"]
+    stream_out = cluster_driver.run(
+        jobs.stream_to_parquet,
+        "kinesis-unified",
+        _kinesis(cluster_kinesis, source, maxRecordsPerTrigger="200"),
+        ["data"],
+        str(tmp_path),
+    )
+    _exactly_once([r[0] for r in stream_out["rows"]], expected)
+    target = cluster_kinesis.create_stream(2)
+    cluster_driver.run(
+        jobs.batch_write,
+        "kinesis-unified",
+        _kinesis(cluster_kinesis, target),
+        [(d, k) for k, d in records],
+        "data binary, partitionKey string",
+        2,
+    )
+    back = cluster_driver.run(jobs.batch_read, "kinesis-unified", _kinesis(cluster_kinesis, target), ["data"])
+    _exactly_once([r[0] for r in back["rows"]], expected)
+
+
+def _kinesis(endpoint: KinesisEndpoint, stream: str, **extra: str) -> dict[str, str]:
+    return endpoint.options(
+        streamName=stream, startingPosition="TRIM_HORIZON", cutSafetyMarginMs="0", **extra
+    )

@@ -76,6 +76,6 @@ def _plan(tmp_path: Path, files: int, **options: str) -> list[Any]:
 def test_small_files_are_packed_to_the_parallelism(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(_plan(tmp_path, 12, minPartitions="4")) == 4
     assert len(_plan(tmp_path, 12, minPartitions="12")) == 12
-    monkeypatch.setenv(PARALLELISM_ENV, "6")  # a cluster's executor cores, through spark.executorEnv
+    monkeypatch.setenv(PARALLELISM_ENV, "6")  # a cluster's executor cores, from the driver's environment
     assert len(_plan(tmp_path, 12)) == 6
     assert len(_plan(tmp_path, 12, minPartitions="2")) == 2
