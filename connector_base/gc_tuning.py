@@ -13,12 +13,19 @@ in raises the threshold and the last one out restores what it found.
 
 from __future__ import annotations
 
+import functools
 import gc
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import ParamSpec, TypeVar
 
-__all__ = ["BULK_GEN0_THRESHOLD", "bulk_read_gc"]
+__all__ = ["BULK_GEN0_THRESHOLD", "bulk_gc", "bulk_read_gc"]
+
+P = ParamSpec("P")
+"""The wrapped function's parameters."""
+R = TypeVar("R")
+"""The wrapped function's result."""
 
 BULK_GEN0_THRESHOLD = 50_000
 
@@ -45,3 +52,19 @@ def bulk_read_gc(gen0_threshold: int = BULK_GEN0_THRESHOLD) -> Iterator[None]:
             if _users == 0 and _saved is not None:
                 gc.set_threshold(*_saved)
                 _saved = None
+
+
+def bulk_gc(fn: Callable[P, R]) -> Callable[P, R]:
+    """Run ``fn`` under ``bulk_read_gc``: for driver steps that build objects per split in bulk.
+
+    Planning a micro-batch of N splits allocates a few objects per split (offset entries, serialized
+    range splits); with the default threshold, full collections traverse the growing heap again and
+    again (measured: about half of ``latestOffset`` + ``partitions`` at 1,000 and 10,000 files).
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with bulk_read_gc():
+            return fn(*args, **kwargs)
+
+    return wrapper

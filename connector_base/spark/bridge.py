@@ -29,6 +29,7 @@ from pyspark.sql.types import StructType
 from typing_extensions import override
 
 from connector_base.errors import ConnectorError, InvalidOptionError
+from connector_base.gc_tuning import bulk_gc
 from connector_base.serialization import dumps_canonical
 from connector_base.source import Source
 from connector_base.spark.arrow_output import DEFAULT_BATCH_ROWS
@@ -463,6 +464,7 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def prepareForTriggerAvailableNow(self) -> None:  # noqa: D102
         self._available_now = True
 
+    @bulk_gc  # per-split objects in bulk: see gc_tuning
     def latestOffset(self, start: dict[str, Any], limit: Any) -> dict[str, Any]:  # noqa: D102
         plan = self._plan_for(start)
         planner = plan.planner
@@ -541,6 +543,7 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             report = {**report, "eventTime": self._cut.report()}
         return report
 
+    @bulk_gc
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:  # noqa: D102
         if self._plan is None:
             self._new_plan()

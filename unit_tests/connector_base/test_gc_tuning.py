@@ -54,3 +54,17 @@ def test_restores_after_an_error_and_leaves_higher_or_disabled_settings_alone() 
     gc.set_threshold(0, 10, 10)  # automatic collection switched off by the application
     with bulk_read_gc():
         assert gc.get_threshold()[0] == 0
+
+
+def test_bulk_gc_decorator_raises_the_threshold_inside_and_keeps_the_signature() -> None:
+    import inspect
+
+    from connector_base.gc_tuning import BULK_GEN0_THRESHOLD, bulk_gc
+
+    @bulk_gc
+    def step(start: int, limit: int = 2) -> int:
+        return gc.get_threshold()[0]
+
+    before = gc.get_threshold()
+    assert step(1) == max(before[0], BULK_GEN0_THRESHOLD) and gc.get_threshold() == before
+    assert list(inspect.signature(step).parameters) == ["start", "limit"]  # Spark inspects arity
