@@ -21,6 +21,10 @@ MAX_GET_RECORDS_LIMIT = 10_000
 """The service's upper bound for GetRecords ``Limit``."""
 DEFAULT_DISCOVERY_INTERVAL_MS = 10_000
 DEFAULT_SAFETY_MARGIN_MS = 1_000
+DEFAULT_NETWORK_TIMEOUT_MS = 120_000
+"""How long read calls failing on the network are retried (``networkTimeoutMs``)."""
+DEFAULT_READ_TIMEOUT_MS = 60_000
+"""How long one call waits for an answer (``readTimeoutMs``)."""
 SECRET_OPTIONS = frozenset({"awssecretaccesskey", "sessiontoken"})
 
 KNOWN_OPTIONS = {
@@ -47,6 +51,8 @@ KNOWN_OPTIONS = {
     "arrowbatchrows": "arrowBatchRows",
     "filterpushdown": "filterPushdown",
     "partitionkeycolumn": "partitionKeyColumn",
+    "networktimeoutms": "networkTimeoutMs",
+    "readtimeoutms": "readTimeoutMs",
     "path": "path",
     "checkpointlocation": "checkpointLocation",
 }
@@ -117,6 +123,8 @@ class KinesisOptions:
     deaggregate: bool = False
     safety_margin_ms: int = DEFAULT_SAFETY_MARGIN_MS
     partition_key_column: str | None = None
+    network_timeout_ms: int = DEFAULT_NETWORK_TIMEOUT_MS
+    read_timeout_ms: int = DEFAULT_READ_TIMEOUT_MS
 
     @property
     def stream(self) -> str:
@@ -220,6 +228,8 @@ class KinesisOptions:
             deaggregate=_bool(lowered, "deaggregate", False),
             safety_margin_ms=_int(lowered, "cutSafetyMarginMs", DEFAULT_SAFETY_MARGIN_MS, 0),
             partition_key_column=pk_col,
+            network_timeout_ms=_int(lowered, "networkTimeoutMs", DEFAULT_NETWORK_TIMEOUT_MS, 0),
+            read_timeout_ms=_int(lowered, "readTimeoutMs", DEFAULT_READ_TIMEOUT_MS, 1),
         )
 
     @staticmethod
