@@ -8,8 +8,10 @@ Drives the bridge's stream reader on the driver exactly as Spark's micro-batch l
 * ``files-unified``: N new files per batch (``cleanSource=delete``, so a batch holds N files).
 
 For each N (10, 100, 1,000, 10,000 by default) it prints the median time per batch of
-``latestOffset`` and ``partitions``, the offset JSON size per batch, and the growth factor of each
-against the previous N (x10 splits: 10.0 is linear). Goal: <= 50 ms and linear at 1,000 splits.
+``latestOffset`` and ``partitions`` (wall time, and the driver thread's CPU time, which a loaded
+machine inflates less and which leaves out waiting for the broker), the offset JSON size per batch,
+and the growth factor of each against the previous N (x10 splits: 10.0 is linear).
+Goal: <= 50 ms and linear at 1,000 splits.
 
     python -m benchmarks.planning_growth [--splits 10,100,1000,10000] [--batches 3]
                                          [--only kafka|files] [--profile N]
@@ -50,6 +52,7 @@ class Row:
     partitions_ms: float
     offset_bytes: int
     spark_partitions: int
+    cpu_ms: float = 0.0
 
     @property
     def total_ms(self) -> float:
@@ -60,22 +63,23 @@ def drive(reader: Any, batches: int, before_batch: Callable[[int], None], profil
     """Run ``batches`` micro-batches on the driver; medians of each step."""
     offset = reader.initialOffset()
     limit = reader.getDefaultReadLimit()
-    latest, parts, sizes, counts = [], [], [], []
+    latest, parts, sizes, counts, cpu = [], [], [], [], []
     profiler = cProfile.Profile() if profile else None
     for b in range(batches):
         before_batch(b)
         if profiler is not None and b == batches - 1:
             profiler.enable()
-        t0 = time.perf_counter()
+        c0, t0 = time.thread_time(), time.perf_counter()
         end = reader.latestOffset(offset, limit)
         t1 = time.perf_counter()
         planned = reader.partitions(offset, end)
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), time.thread_time()
         if profiler is not None:
             profiler.disable()
         reader.commit(end)
         latest.append((t1 - t0) * 1000)
         parts.append((t2 - t1) * 1000)
+        cpu.append((c2 - c0) * 1000)
         sizes.append(len(json.dumps(end)))
         counts.append(len(planned))
         offset = end
@@ -84,7 +88,9 @@ def drive(reader: Any, batches: int, before_batch: Callable[[int], None], profil
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(25)
         print(out.getvalue())
-    return Row("", 0, statistics.median(latest), statistics.median(parts), max(sizes), max(counts))
+    row = Row("", 0, statistics.median(latest), statistics.median(parts), max(sizes), max(counts))
+    row.cpu_ms = statistics.median(cpu)
+    return row
 
 
 def files_row(n: int, batches: int, profile: bool) -> Row:
@@ -185,17 +191,19 @@ def report(rows: list[Row]) -> None:
     """The table, with growth factors per x10 splits."""
     print(
         f"{'source':<7}{'splits':>8}{'latestOffset ms':>17}{'partitions ms':>15}{'total ms':>10}"
-        f"{'x prev':>8}{'offset bytes':>14}{'x prev':>8}{'bytes/split':>13}{'Spark parts':>13}"
+        f"{'x prev':>8}{'CPU ms':>8}{'x prev':>8}{'offset bytes':>14}{'x prev':>8}{'bytes/split':>13}"
+        f"{'Spark parts':>13}"
     )
     prev: dict[str, Row] = {}
     for r in rows:
         p = prev.get(r.source)
         growth_t = f"{r.total_ms / p.total_ms:.1f}" if p else "-"
         growth_b = f"{r.offset_bytes / p.offset_bytes:.1f}" if p else "-"
+        growth_c = f"{r.cpu_ms / p.cpu_ms:.1f}" if p and p.cpu_ms else "-"
         print(
             f"{r.source:<7}{r.splits:>8}{r.latest_ms:>17.1f}{r.partitions_ms:>15.1f}{r.total_ms:>10.1f}"
-            f"{growth_t:>8}{r.offset_bytes:>14}{growth_b:>8}{r.offset_bytes / r.splits:>13.0f}"
-            f"{r.spark_partitions:>13}"
+            f"{growth_t:>8}{r.cpu_ms:>8.1f}{growth_c:>8}{r.offset_bytes:>14}{growth_b:>8}"
+            f"{r.offset_bytes / r.splits:>13.0f}{r.spark_partitions:>13}"
         )
         prev[r.source] = r
     for r in rows:
