@@ -7,7 +7,8 @@ from collections.abc import Iterable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from connector_base import BatchEmitter, ReaderOutput
+from connector_base import BatchEmitter
+from connector_base.source_output import SourceOutput
 from connectors.kinesis.deaggregation import KPL_MAGIC, deaggregate
 from connectors.kinesis.positions import ShardPosition
 from connectors.kinesis.split import KinesisShardSplitState
@@ -39,7 +40,8 @@ class KinesisRecordEmitter(BatchEmitter[ShardPage, pa.RecordBatch, KinesisShardS
     """One Arrow batch per page: columns are built with one ``pa.array`` call each.
 
     With ``deaggregate`` KPL aggregated records become their user records, numbered by
-    ``subSequenceNumber`` (0 for records that were not aggregated).
+    ``subSequenceNumber`` (0 for records that were not aggregated). Each record's
+    ``ApproximateArrivalTimestamp`` goes to the output as its timestamp (event time by default).
     """
 
     def __init__(self, stream: str, deaggregate_records: bool = False) -> None:
@@ -48,17 +50,18 @@ class KinesisRecordEmitter(BatchEmitter[ShardPage, pa.RecordBatch, KinesisShardS
         self._schema = arrow_schema(deaggregate_records)
 
     def emit_record(  # noqa: D102
-        self, element: ShardPage, output: ReaderOutput[pa.RecordBatch], split_state: KinesisShardSplitState
+        self, element: ShardPage, output: SourceOutput[pa.RecordBatch], split_state: KinesisShardSplitState
     ) -> None:
         if not element:
             return
-        output.collect_batch(self.to_batch(split_state.split.shard_id, element))
+        batch, arrival_ms = self.to_batch_and_timestamps(split_state.split.shard_id, element)
+        output.collect_batch(batch, arrival_ms)
         split_state.position = ShardPosition.after_sequence_number(element[-1]["SequenceNumber"])
 
     def emit_records(  # noqa: D102
         self,
         elements: Iterable[ShardPage],
-        output: ReaderOutput[pa.RecordBatch],
+        output: SourceOutput[pa.RecordBatch],
         split_state: KinesisShardSplitState,
     ) -> None:
         for page in elements:
@@ -66,6 +69,10 @@ class KinesisRecordEmitter(BatchEmitter[ShardPage, pa.RecordBatch, KinesisShardS
 
     def to_batch(self, shard_id: str, page: ShardPage) -> pa.RecordBatch:
         """The Arrow batch of one page of records."""
+        return self.to_batch_and_timestamps(shard_id, page)[0]
+
+    def to_batch_and_timestamps(self, shard_id: str, page: ShardPage) -> tuple[pa.RecordBatch, list[int]]:
+        """The Arrow batch of one page and each row's arrival time in epoch milliseconds."""
         data = [r["Data"] for r in page]
         keys = [r["PartitionKey"] for r in page]
         seqs = [r["SequenceNumber"] for r in page]
@@ -85,7 +92,7 @@ class KinesisRecordEmitter(BatchEmitter[ShardPage, pa.RecordBatch, KinesisShardS
         ]
         if self._deaggregate:
             columns.append(pa.array(sub if sub is not None else [0] * n, pa.int64()))
-        return pa.RecordBatch.from_arrays(columns, schema=self._schema)
+        return pa.RecordBatch.from_arrays(columns, schema=self._schema), ts_ms
 
     @staticmethod
     def _expand(

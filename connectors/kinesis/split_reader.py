@@ -13,6 +13,11 @@ A split ``[start, end)`` is read as follows (the proof is in docs/kinesis.md):
 Throttling (``ProvisionedThroughputExceededException`` and friends) retries the same call with the
 same iterator after an exponential backoff, so nothing is lost or read twice; an expired iterator is
 re-created after the last record fetched.
+
+Event time: each fetch reports which shards are caught up (``set_caught_up``): a GetRecords call
+that returns no record with ``MillisBehindLatest == 0`` (or none given) is at the tip of the shard;
+a page with records, or one that is behind, is not. Splits paused by watermark alignment are not
+asked (their iterator is kept, so they resume right after the last record fetched).
 """
 
 from __future__ import annotations
@@ -20,8 +25,11 @@ from __future__ import annotations
 import logging
 import random
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
+
+from typing_extensions import override
 
 from connector_base import ConnectorError, RecordsBySplits, SplitReader, SplitsAddition, SplitsChange
 from connectors.kinesis.client import AT_TIMESTAMP_TIMEOUT_S, THROTTLING_ERRORS, error_code, kinesis_client
@@ -96,6 +104,7 @@ class _Cursor:
         "last_fetched",
         "backoff",
         "not_before",
+        "at_tip",
     )
 
     def __init__(self, split: KinesisShardSplit) -> None:
@@ -107,6 +116,7 @@ class _Cursor:
         self.last_fetched: str | None = None
         self.backoff = Backoff()
         self.not_before = 0.0
+        self.at_tip: bool | None = None  # what the last GetRecords said (None: no answer yet)
 
     @property
     def bounded(self) -> bool:
@@ -123,6 +133,7 @@ class KinesisShardSplitReader(SplitReader[ShardPage, KinesisShardSplit]):
         self._options = options
         self._client: Any = None
         self._cursors: dict[str, _Cursor] = {}
+        self._paused: set[str] = set()
         self._wake = threading.Event()
         self.throttled = 0
 
@@ -137,6 +148,14 @@ class KinesisShardSplitReader(SplitReader[ShardPage, KinesisShardSplit]):
                 self._cursors[split.split_id] = _Cursor(split)
             else:
                 self._cursors.pop(split.split_id, None)
+                self._paused.discard(split.split_id)
+
+    @override
+    def pause_or_resume_splits(
+        self, splits_to_pause: Sequence[KinesisShardSplit], splits_to_resume: Sequence[KinesisShardSplit]
+    ) -> None:
+        self._paused.update(s.split_id for s in splits_to_pause if s.split_id in self._cursors)
+        self._paused.difference_update(s.split_id for s in splits_to_resume)
 
     def fetch(self) -> RecordsBySplits[ShardPage]:  # noqa: D102
         import time
@@ -148,16 +167,21 @@ class KinesisShardSplitReader(SplitReader[ShardPage, KinesisShardSplit]):
         progressed = False
         soonest = None
         for sid, cursor in list(self._cursors.items()):
+            if sid in self._paused:
+                continue
             now = time.monotonic()
             if cursor.not_before > now:
                 soonest = cursor.not_before if soonest is None else min(soonest, cursor.not_before)
                 continue
+            cursor.at_tip = None
             page, done, moved = self._fetch_one(cursor)
             if page:
                 out.add(sid, page)
             if done:
                 out.add_finished_split(sid)
                 del self._cursors[sid]
+            elif cursor.at_tip is not None:
+                out.set_caught_up(sid, cursor.at_tip)
             progressed = progressed or moved or done
         if not progressed:
             delay = IDLE_WAIT_S if soonest is None else max(0.0, soonest - time.monotonic())
@@ -208,6 +232,7 @@ class KinesisShardSplitReader(SplitReader[ShardPage, KinesisShardSplit]):
         behind = resp.get("MillisBehindLatest")
         if records:
             cursor.last_fetched = records[-1]["SequenceNumber"]
+        cursor.at_tip = not records and not behind  # behind is 0, or not given
         selected, reached_end = self._select(cursor, records)
         cursor.iterator = next_iterator
         done = reached_end or next_iterator is None

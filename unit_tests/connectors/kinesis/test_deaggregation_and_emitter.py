@@ -26,12 +26,14 @@ def test_plain_and_corrupt_records_are_not_aggregated() -> None:
 class _Output:
     def __init__(self) -> None:
         self.batches: list[pa.RecordBatch] = []
+        self.timestamps: list[list[int] | None] = []
 
-    def collect(self, record: object) -> None:
+    def collect(self, record: object, timestamp: int = 0) -> None:
         raise AssertionError("the emitter emits batches")
 
-    def collect_batch(self, batch: pa.RecordBatch) -> None:
+    def collect_batch(self, batch: pa.RecordBatch, timestamps: list[int] | None = None) -> None:
         self.batches.append(batch)
+        self.timestamps.append(None if timestamps is None else list(timestamps))
 
 
 def _page() -> list[dict[str, object]]:
@@ -62,6 +64,7 @@ def test_emitter_builds_arrow_and_advances_state() -> None:
     assert batch.column(0).to_pylist()[0] == b"x"
     assert batch.column(2).to_pylist() == ["shard-1", "shard-1"]
     assert batch.column(5).cast(pa.int64()).to_pylist() == [1700000000123000, 1700000000124000]
+    assert out.timestamps == [[1700000000123, 1700000000124]]  # arrival times: the event time
     assert state.position == ShardPosition.after_sequence_number("2")
 
 
