@@ -15,13 +15,13 @@ from connector_base import (
     BatchEmitter,
     Boundedness,
     InvalidOptionError,
-    ReaderOutput,
     SingleThreadMultiplexSourceReaderBase,
     Source,
     SourceReaderContext,
     SplitEnumeratorContext,
     VersionedSerializer,
 )
+from connector_base.source_output import SourceOutput
 from connectors.pravega.options import PravegaSourceOptions, ReadMode
 from connectors.pravega.reader_group_enumerator import (
     READER_GROUP_STATE_SERIALIZER,
@@ -45,7 +45,7 @@ class _Emitter(BatchEmitter[ReaderGroupChunk, object, PravegaReaderGroupSplitSta
     def emit_record(  # noqa: D102
         self,
         element: ReaderGroupChunk,
-        output: ReaderOutput[object],
+        output: SourceOutput[object],
         split_state: PravegaReaderGroupSplitState,
     ) -> None:
         if element.batch is not None:
@@ -58,7 +58,7 @@ class _Emitter(BatchEmitter[ReaderGroupChunk, object, PravegaReaderGroupSplitSta
     def emit_records(  # noqa: D102
         self,
         elements: Iterable[ReaderGroupChunk],
-        output: ReaderOutput[object],
+        output: SourceOutput[object],
         split_state: PravegaReaderGroupSplitState,
     ) -> None:
         for element in elements:

@@ -14,15 +14,21 @@ The official Python client is not used: its slices do not say their segment, its
 positions only when a reader goes offline, and it can neither build a stream cut nor reset a
 group to one (docs/pravega.md).
 
+Event time: a reader is caught up when every segment it owns is (as the segment reader reports:
+read to the tail the store just gave); pausing a reader (watermark alignment) pauses its segments
+in the segment reader, including successors it takes while paused, and resuming resumes them all.
+
 Threading: the fetcher thread; ``wake_up`` is passed on to the segment reader.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
+from typing_extensions import override
 
 from connector_base import RecordsBySplits, SplitReader, SplitsAddition, SplitsChange, SplitsRemoval
 from connectors.pravega.cluster_client import PravegaClusterClient
@@ -62,6 +68,8 @@ class PravegaReaderGroupSplitReader(SplitReader[ReaderGroupChunk, PravegaReaderG
         self._client: PravegaClusterClient | None = None
         self._readers: dict[str, PravegaReaderGroupSplit] = {}
         self._owner: dict[str, tuple[str, PravegaSegmentSplit]] = {}  # segment split id -> (reader, split)
+        self._paused: set[str] = set()  # reader split ids
+        self._segment_caught_up: dict[str, bool] = {}  # segment split id -> its last report
 
     def _cluster(self) -> PravegaClusterClient:
         if self._client is None:
@@ -78,6 +86,8 @@ class PravegaReaderGroupSplitReader(SplitReader[ReaderGroupChunk, PravegaReaderG
             segment_splits.append(split)
         if segment_splits:
             self._segments.handle_splits_changes(SplitsAddition(segment_splits))
+            if reader.split_id in self._paused:
+                self._segments.pause_or_resume_splits(segment_splits, [])
 
     def handle_splits_changes(self, change: SplitsChange[PravegaReaderGroupSplit]) -> None:  # noqa: D102
         for reader in change.splits:
@@ -103,6 +113,7 @@ class PravegaReaderGroupSplitReader(SplitReader[ReaderGroupChunk, PravegaReaderG
 
     def fetch(self) -> RecordsBySplits[ReaderGroupChunk]:  # noqa: D102
         inner = self._segments.fetch()
+        self._segment_caught_up.update(inner.caught_up_status())
         out: RecordsBySplits[ReaderGroupChunk] = RecordsBySplits()
         while (segment_sid := inner.next_split()) is not None:
             reader_sid, split = self._owner[segment_sid]
@@ -110,6 +121,7 @@ class PravegaReaderGroupSplitReader(SplitReader[ReaderGroupChunk, PravegaReaderG
                 out.add(reader_sid, ReaderGroupChunk(split.segment_id, chunk.next_offset, chunk.batch))
         for segment_sid in sorted(inner.finished_splits()):
             reader_sid, split = self._owner.pop(segment_sid)
+            self._segment_caught_up.pop(segment_sid, None)
             segment_id = split.segment_id
             reader = self._readers.get(reader_sid)
             if reader is None:
@@ -123,13 +135,45 @@ class PravegaReaderGroupSplitReader(SplitReader[ReaderGroupChunk, PravegaReaderG
             if reader.is_bounded and not any(owner == reader_sid for owner, _ in self._owner.values()):
                 out.add_finished_split(reader_sid)
                 del self._readers[reader_sid]
+                self._paused.discard(reader_sid)
+        self._report_caught_up(out)
         return out
+
+    def _owned(self, reader_sid: str) -> list[PravegaSegmentSplit]:
+        return [split for owner, split in self._owner.values() if owner == reader_sid]
+
+    def _report_caught_up(self, out: RecordsBySplits[ReaderGroupChunk]) -> None:
+        """A reader is caught up when it owns segments and each reported being at its tail."""
+        for reader_sid in self._readers:
+            if reader_sid in self._paused or reader_sid in out.finished_splits():
+                continue
+            owned = self._owned(reader_sid)
+            out.set_caught_up(
+                reader_sid,
+                bool(owned) and all(self._segment_caught_up.get(s.split_id, False) for s in owned),
+            )
+
+    @override
+    def pause_or_resume_splits(
+        self,
+        splits_to_pause: Sequence[PravegaReaderGroupSplit],
+        splits_to_resume: Sequence[PravegaReaderGroupSplit],
+    ) -> None:
+        pause = [r.split_id for r in splits_to_pause if r.split_id in self._readers]
+        resume = [r.split_id for r in splits_to_resume if r.split_id in self._paused]
+        self._paused.update(pause)
+        self._paused.difference_update(resume)
+        self._segments.pause_or_resume_splits(
+            [s for r in pause for s in self._owned(r)], [s for r in resume for s in self._owned(r)]
+        )
 
     def _offline(self, reader_sid: str) -> None:
         self._readers.pop(reader_sid, None)
-        mine = [split for owner, split in self._owner.values() if owner == reader_sid]
+        self._paused.discard(reader_sid)
+        mine = self._owned(reader_sid)
         for split in mine:
             del self._owner[split.split_id]
+            self._segment_caught_up.pop(split.split_id, None)
         if mine:
             self._segments.handle_splits_changes(SplitsRemoval(mine))
 
@@ -140,6 +184,8 @@ class PravegaReaderGroupSplitReader(SplitReader[ReaderGroupChunk, PravegaReaderG
         self._segments.close()
         self._readers.clear()
         self._owner.clear()
+        self._paused.clear()
+        self._segment_caught_up.clear()
         if self._client is not None:
             self._client.close()
             self._client = None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from connector_base import BatchEmitter, ReaderOutput
+from connector_base import BatchEmitter
+from connector_base.source_output import SourceOutput
 from connectors.pravega.split import PravegaSegmentSplitState
 from connectors.pravega.split_reader import SegmentChunk
 
@@ -12,10 +13,14 @@ __all__ = ["PravegaRecordEmitter"]
 
 
 class PravegaRecordEmitter(BatchEmitter[SegmentChunk, object, PravegaSegmentSplitState]):
-    """Batches go out whole (``collect_batch``); the state moves past the last event of each."""
+    """Batches go out whole (``collect_batch``); the state moves past the last event of each.
+
+    Pravega events have no timestamp of their own: none is passed, so event time comes from the
+    strategy's timestamp assigner (a user column decoded from the event).
+    """
 
     def emit_record(  # noqa: D102
-        self, element: SegmentChunk, output: ReaderOutput[object], split_state: PravegaSegmentSplitState
+        self, element: SegmentChunk, output: SourceOutput[object], split_state: PravegaSegmentSplitState
     ) -> None:
         output.collect_batch(element.batch)
         split_state.next_offset = element.next_offset
@@ -23,7 +28,7 @@ class PravegaRecordEmitter(BatchEmitter[SegmentChunk, object, PravegaSegmentSpli
     def emit_records(  # noqa: D102
         self,
         elements: Iterable[SegmentChunk],
-        output: ReaderOutput[object],
+        output: SourceOutput[object],
         split_state: PravegaSegmentSplitState,
     ) -> None:
         for element in elements:

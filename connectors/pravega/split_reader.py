@@ -10,6 +10,12 @@ predecessors are still assigned to this reader waits for them (order per routing
 Truncated data (``SegmentIsTruncated``) fails the read with ``DataLossError`` naming the segment
 and offsets, or, with ``failOnDataLoss=false``, skips to the new head with a warning.
 
+Event time: Pravega events carry no time of their own (a user column gives it, through the
+strategy's timestamp assigner). Each fetch reports open splits as caught up when their read position
+has reached the segment's tail as just learnt from ``GetStreamSegmentInfo`` (no extra request);
+bounded splits have unread events until they finish. Splits paused by watermark alignment are not
+read; their position and any partial event read ahead stay, so they resume exactly where they were.
+
 Threading: the fetcher thread; ``wake_up`` only sets an event that ends the idle wait.
 """
 
@@ -17,10 +23,12 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+from typing_extensions import override
 
 from connector_base import (
     DataLossError,
@@ -85,6 +93,7 @@ class PravegaSegmentSplitReader(SplitReader[SegmentChunk, PravegaSegmentSplit]):
         self._fetch_bytes = fetch_bytes
         self._client: PravegaClusterClient | None = None
         self._splits: dict[str, _Active] = {}
+        self._paused: set[str] = set()
         self._wake = threading.Event()
 
     def _cluster(self) -> PravegaClusterClient:
@@ -97,7 +106,7 @@ class PravegaSegmentSplitReader(SplitReader[SegmentChunk, PravegaSegmentSplit]):
         progressed = False
         for sid, active in list(self._splits.items()):
             split = active.split
-            if any(p in self._splits for p in split.predecessor_ids()):
+            if sid in self._paused or any(p in self._splits for p in split.predecessor_ids()):
                 continue
             try:
                 limit = self._limit(active)
@@ -114,8 +123,12 @@ class PravegaSegmentSplitReader(SplitReader[SegmentChunk, PravegaSegmentSplit]):
                     if split.is_bounded or active.sealed_end is not None:
                         out.add_finished_split(sid)
                         del self._splits[sid]
+                    else:
+                        out.set_caught_up(sid, True)  # at the tail the store just reported
                     continue
                 chunk = self._read(active, min(limit, active.pos + self._fetch_bytes))
+                if not split.is_bounded:
+                    out.set_caught_up(sid, active.pos >= limit and not active.carry)
             except SegmentTruncatedError as e:
                 self._truncated(active, e)
                 progressed = True
@@ -202,12 +215,21 @@ class PravegaSegmentSplitReader(SplitReader[SegmentChunk, PravegaSegmentSplit]):
                 self._splits[split.split_id] = _Active(split)
             else:
                 self._splits.pop(split.split_id, None)
+                self._paused.discard(split.split_id)
+
+    @override
+    def pause_or_resume_splits(
+        self, splits_to_pause: Sequence[PravegaSegmentSplit], splits_to_resume: Sequence[PravegaSegmentSplit]
+    ) -> None:
+        self._paused.update(s.split_id for s in splits_to_pause if s.split_id in self._splits)
+        self._paused.difference_update(s.split_id for s in splits_to_resume)
 
     def wake_up(self) -> None:  # noqa: D102
         self._wake.set()
 
     def close(self) -> None:  # noqa: D102
         self._splits.clear()
+        self._paused.clear()
         if self._client is not None:
             self._client.close()
             self._client = None
