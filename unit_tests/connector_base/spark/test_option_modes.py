@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from connector_base import InvalidOptionError
+from connector_base.spark.failed_stream_reader import FailedStreamReader
 from connectors.kafka.datasource import KafkaDataSource
 from connectors.pravega.datasource import PravegaDataSource
 
@@ -24,7 +25,8 @@ PRAVEGA = {"controller": "tcp://127.0.0.1:9090", "scope": "sc", "stream": "s"}
 def test_kafka_streaming_only_starting_offsets_pass_load_and_stream_reader(extra: dict[str, str]) -> None:
     ds = KafkaDataSource({**KAFKA, **extra})
     schema = ds.schema()
-    ds.streamReader(schema)  # no broker is contacted before the query starts
+    # no broker is contacted before the query starts; a failure would come back as FailedStreamReader
+    assert not isinstance(ds.streamReader(schema), FailedStreamReader)
     with pytest.raises(InvalidOptionError, match="startingOffsets"):
         ds.reader(schema)
 
@@ -33,8 +35,10 @@ def test_kafka_batch_only_ending_offsets_pass_load_and_batch_reader() -> None:
     ds = KafkaDataSource({**KAFKA, "endingOffsets": "latest"})
     schema = ds.schema()
     ds.reader(schema)
+    failed = ds.streamReader(schema)  # raised by its first call, so Spark shows it last
+    assert isinstance(failed, FailedStreamReader)
     with pytest.raises(InvalidOptionError, match="endingOffsets"):
-        ds.streamReader(schema)
+        failed.initialOffset()
 
 
 def test_options_invalid_in_both_modes_fail_at_load_with_both_reasons() -> None:
@@ -49,6 +53,6 @@ def test_options_invalid_in_both_modes_fail_at_load_with_both_reasons() -> None:
 def test_pravega_unbounded_end_is_for_read_stream() -> None:
     ds = PravegaDataSource({**PRAVEGA, "end_stream_cut": "unbounded"})
     schema = ds.schema()
-    ds.streamReader(schema)
+    assert not isinstance(ds.streamReader(schema), FailedStreamReader)
     with pytest.raises(InvalidOptionError, match="end_stream_cut"):
         ds.reader(schema)
