@@ -84,25 +84,31 @@ def _gaps(history: list[tuple[float, int, bool]], backlog: bool) -> list[float]:
     return [b - a for a, b in zip(times, times[1:], strict=False)]
 
 
+def _wait_for(rt: LocalRuntime, backlog: bool, count: int, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while sum(1 for _t, _c, b in rt.checkpoint_history if b is backlog) < count:
+        rt.check_errors()
+        assert time.monotonic() < deadline, rt.checkpoint_history
+        time.sleep(0.02)
+
+
 def test_checkpoints_at_the_backlog_interval_then_the_normal_one() -> None:
     source = _BacklogSource()
     config = {"checkpoint.interval": "100ms", "checkpoint.interval-during-backlog": "400ms"}
     with LocalRuntime(source, checkpoint_config=config) as rt:
         rt.start()
-        time.sleep(1.5)
+        _wait_for(rt, True, 3)
         assert rt.processing_backlog
         source.leave_backlog.set()
-        time.sleep(1.0)
+        _wait_for(rt, False, 6)
         assert not rt.processing_backlog
-        rt.check_errors()
         history = list(rt.checkpoint_history)
     in_backlog = _gaps(history, True)
     live = _gaps(history, False)
-    # never earlier than the interval; late only by scheduling (the machine may be loaded)
-    assert 2 <= len(in_backlog) + 1 <= 4, history
+    # never earlier than the interval; later only by scheduling (the machine may be loaded)
     assert all(g >= 0.38 for g in in_backlog), in_backlog
-    assert len(live) >= 3, history
-    assert all(g >= 0.09 for g in live) and statistics.median(live) < 0.3, live
+    assert all(g >= 0.09 for g in live), live
+    assert statistics.median(live) < statistics.median(in_backlog), (live, in_backlog)
 
 
 def test_no_interval_during_backlog_means_no_checkpoints_in_backlog() -> None:
@@ -112,9 +118,9 @@ def test_no_interval_during_backlog_means_no_checkpoints_in_backlog() -> None:
         time.sleep(0.6)
         assert rt.checkpoint_history == []
         source.leave_backlog.set()
-        time.sleep(0.6)
+        _wait_for(rt, False, 2)
         history = list(rt.checkpoint_history)
-    assert len(history) >= 2 and not any(b for _t, _c, b in history), history
+    assert not any(b for _t, _c, b in history), history
 
 
 def test_leaving_backlog_checkpoints_at_once_when_the_normal_interval_has_passed() -> None:
