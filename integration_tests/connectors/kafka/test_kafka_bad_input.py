@@ -85,7 +85,10 @@ def test_no_secret_in_errors_logs_or_offsets(
             assert name.lower() in str(info.value).lower() and SECRET not in str(info.value)
     checkpoint = tmp_path / "chk"
     assert (
-        _available_now(spark, reference_broker, checkpoint, subscribe=topic, **{"kafka.client.id": "c1"}) == 1
+        _available_now(
+            spark, reference_broker, checkpoint, subscribe=topic, **{"kafka.ssl.key.password": SECRET}
+        )
+        == 1
     )
     for path in checkpoint.rglob("*"):
         if path.is_file():
