@@ -71,7 +71,9 @@ def _available_now(spark: Any, directory: Path, checkpoint: Path, table: str, **
         raise query.exception()
 
 
-def test_restarted_available_now_query_reads_files_added_since(spark: Any, data_dir: Path, tmp_path: Path) -> None:
+def test_restarted_available_now_query_reads_files_added_since(
+    spark: Any, data_dir: Path, tmp_path: Path
+) -> None:
     checkpoint = tmp_path / "chk"
     write_jsonl(data_dir, "a.jsonl", [{"id": 1}, {"id": 2}])
     _available_now(spark, data_dir, checkpoint, "out")
