@@ -49,6 +49,7 @@ from connector_base.spark.parallelism import planning_parallelism
 from connector_base.spark.partition_reader import read_splits_as_arrow
 from connector_base.spark.planner import Position, SplitPlanner
 from connector_base.spark.read_limits import ReadLimitOptions, admit
+from connector_base.spark.restore_check import check_restored
 
 __all__ = ["SourceDataSource", "SplitsPartition", "to_arrow_schema"]
 
@@ -266,8 +267,9 @@ class _DriverPlan:
 
     def restore(self, offset: BridgeOffset[Any]) -> None:
         state = self.source.enumerator_checkpoint_serializer.deserialize(offset.enumerator)
+        forget = check_restored(self.planner, state, {sid: e.split for sid, e in offset.splits.items()})
         self.enumerator = self.source.restore_enumerator(self.context, state)
-        self.splits = dict(offset.splits)
+        self.splits = {sid: e for sid, e in offset.splits.items() if sid not in forget}
         if offset.no_more_splits:
             self.context.signal_no_more_splits(DRIVER_SUBTASK)
         self._start()
