@@ -1,0 +1,325 @@
+"""Network faults between the connector and real Kafka, through a ``FaultProxy``.
+
+A dedicated broker (one for this module) advertises its ``PROXIED`` listener as the proxy's port,
+so every request of the connector's clients, driver and executors, after the first metadata answer
+too, crosses the proxy. Test data is produced through the direct listener, past the faults.
+Each test checks that nothing is lost or duplicated (distinct values == produced), or that an
+outage longer than the documented bounds ends the query with a clear error in bounded time.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from connectors.testing.fault_proxy import Direction, FaultProxy
+from connectors.testing.kafka_cluster import KafkaBroker
+from connectors.testing.maven import java_and_maven_available
+from connectors.testing.processes import free_port
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+FORMAT = "kafka-unified"
+FAST_FAILURE = {
+    # bounds of the tests that outlast them: (1 + 1) x 2 s on the driver, 4 s of no records on executors
+    "kafka.default.api.timeout.ms": "2000",
+    "fetchOffset.numRetries": "1",
+    "fetchOffset.retryIntervalMs": "200",
+    "kafkaConsumer.pollTimeoutMs": "4000",
+}
+SINK_SCHEMA = "value binary, partition int, offset long"
+
+
+@dataclass
+class ProxiedKafka:
+    broker: KafkaBroker
+    proxy: FaultProxy
+
+    @property
+    def bootstrap(self) -> str:
+        return self.proxy.address
+
+    def topic(self, partitions: int, records: int, tag: str = "r") -> tuple[str, list[bytes]]:
+        topic = self.broker.create_topic(partitions)
+        values = [f"{tag}{i:07d}".encode() + b"." * 80 for i in range(records)]
+        self.broker.produce(topic, values)
+        return topic, values
+
+
+@pytest.fixture(scope="module")
+def kafka() -> Iterator[ProxiedKafka]:
+    if not java_and_maven_available():
+        pytest.skip("real Kafka needs java and mvn on the PATH (the proxy needs the broker's listeners)")
+    from connectors.testing.apache_kafka import start_apache_kafka
+
+    proxy_port = free_port()
+    broker = start_apache_kafka(proxy_port=proxy_port)
+    host, port = broker.listeners["PROXIED"].split(":")  # type: ignore[attr-defined]
+    proxy = FaultProxy(host, int(port), listen_port=proxy_port).start()
+    try:
+        yield ProxiedKafka(broker, proxy)
+    finally:
+        proxy.stop()
+        broker.stop()
+
+
+@pytest.fixture(autouse=True)
+def _healthy(kafka: ProxiedKafka) -> Iterator[None]:
+    kafka.proxy.restore()
+    kafka.proxy.set_latency(0)
+    yield
+    kafka.proxy.restore()
+    kafka.proxy.set_latency(0)
+
+
+def _read(spark: Any, kafka: ProxiedKafka, topic: str, **options: str) -> Any:
+    return (
+        spark.read.format(FORMAT)
+        .option("kafka.bootstrap.servers", kafka.bootstrap)
+        .option("subscribe", topic)
+        .options(**options)
+        .load()
+    )
+
+
+def _stream(spark: Any, kafka: ProxiedKafka, topic: str, **options: str) -> Any:
+    return (
+        spark.readStream.format(FORMAT)
+        .option("kafka.bootstrap.servers", kafka.bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .options(**options)
+        .load()
+    )
+
+
+def _to_parquet(df: Any, out: Path, trigger: dict[str, Any]) -> Any:
+    writer = (
+        df.select("value", "partition", "offset")
+        .writeStream.format("parquet")
+        .option("path", str(out / "data"))
+        .option("checkpointLocation", str(out / "chk"))
+        .trigger(**trigger)
+    )
+    return _started(writer.start)
+
+
+def _assert_exactly(rows: list[Any], values: list[bytes]) -> None:
+    got = [bytes(r["value"]) for r in rows]
+    assert len(got) == len(set(got)), f"{len(got) - len(set(got))} duplicated records"
+    missing = set(values) - set(got)
+    assert not missing, f"{len(missing)} records lost"
+    assert len(got) == len(values)
+
+
+def _periodically(action: Any, every_s: float) -> tuple[threading.Event, threading.Thread]:
+    stop = threading.Event()
+
+    def run() -> None:
+        while not stop.wait(every_s):
+            action()
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return stop, t
+
+
+def test_latency_batch_and_streaming(spark: Any, kafka: ProxiedKafka, tmp_path: Path) -> None:
+    topic, values = kafka.topic(3, 6000)
+    kafka.proxy.set_latency(0.03)
+    before = kafka.proxy.stats().bytes_down
+    _assert_exactly(_read(spark, kafka, topic).collect(), values)
+    q = _to_parquet(
+        _stream(spark, kafka, topic, maxOffsetsPerTrigger="2500"), tmp_path, {"availableNow": True}
+    )
+    assert q.awaitTermination(120)
+    assert q.exception() is None
+    _assert_exactly(_parquet(spark, tmp_path), values)
+    assert kafka.proxy.stats().bytes_down - before > 2 * 6000 * 88  # both reads crossed the proxy
+
+
+class _ResetsMidFetch:
+    """Resets every connection each time ``every_bytes`` more have come down the proxy, ``times`` times."""
+
+    def __init__(self, proxy: FaultProxy, times: int, every_bytes: int) -> None:
+        self.proxy, self.left, self.every = proxy, times, every_bytes
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        mark = self.proxy.stats().bytes_down
+        while self.left and not self.done.wait(0.05):
+            if self.proxy.stats().bytes_down - mark >= self.every and self.proxy.reset_all():
+                self.left -= 1
+                mark = self.proxy.stats().bytes_down
+
+    def __enter__(self) -> _ResetsMidFetch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.thread.join()
+
+
+def test_connections_reset_mid_fetch(spark: Any, kafka: ProxiedKafka, tmp_path: Path) -> None:
+    topic, values = kafka.topic(3, 30000)
+    kafka.proxy.set_latency(0.01)  # a read spans several resets
+    with _ResetsMidFetch(kafka.proxy, times=4, every_bytes=400_000) as resets:
+        _assert_exactly(_read(spark, kafka, topic).collect(), values)
+    assert resets.left == 0, "the batch read ended before it was reset 4 times"
+    with _ResetsMidFetch(kafka.proxy, times=4, every_bytes=400_000) as resets:
+        q = _to_parquet(
+            _stream(spark, kafka, topic, maxOffsetsPerTrigger="10000"), tmp_path, {"availableNow": True}
+        )
+        assert q.awaitTermination(180)
+        assert q.exception() is None
+    assert resets.left == 0, "the streaming read ended before it was reset 4 times"
+    _assert_exactly(_parquet(spark, tmp_path), values)
+
+
+WORKER_START_FAILURE = "Python worker failed to connect back"
+"""Spark's own start-up failure on an overloaded machine (the worker takes over 10 s to start)."""
+
+
+def _started(start: Any) -> Any:
+    """``start()`` a streaming query, again (same checkpoint) if its Python worker never started."""
+    for _attempt in range(3):
+        query = start()
+        while query.isActive and not query.recentProgress:
+            time.sleep(0.2)
+        error = query.exception()
+        if error is None or WORKER_START_FAILURE not in str(error) or query.recentProgress:
+            return query
+    return query
+
+
+def _terminated(query: Any, timeout_s: float) -> bool:
+    """Whether ``query`` ended within ``timeout_s`` (``awaitTermination`` raises when it failed)."""
+    try:
+        return bool(query.awaitTermination(timeout_s))
+    except Exception:  # StreamingQueryException: it ended, with the error the test looks at
+        return True
+
+
+def _parquet(spark: Any, out: Path) -> list[Any]:
+    """The committed rows of the sink (its metadata log names the files)."""
+    return spark.read.schema(SINK_SCHEMA).parquet(str(out / "data")).collect()
+
+
+def _wait_parquet(spark: Any, out: Path, count: int, query: Any, timeout_s: float) -> list[Any]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        assert query.exception() is None, f"query failed: {query.exception()}"
+        if (out / "data" / "_spark_metadata").exists():
+            rows = _parquet(spark, out)
+            if len(rows) >= count:
+                return rows
+        time.sleep(0.5)
+    raise AssertionError(f"fewer than {count} rows after {timeout_s}s")
+
+
+@pytest.mark.timeout(420)
+def test_broker_unreachable_30s_then_back(spark: Any, kafka: ProxiedKafka, tmp_path: Path) -> None:
+    """A 30 s network partition (connections dropped, new ones silent) inside the default bounds."""
+    topic, values = kafka.topic(2, 2000, "a")
+    q = _to_parquet(_stream(spark, kafka, topic), tmp_path, {"processingTime": "1 second"})
+    try:
+        _wait_parquet(spark, tmp_path, 2000, q, 120)
+        kafka.proxy.blackhole(30)
+        more = [f"b{i:07d}".encode() for i in range(2000)]
+        kafka.broker.produce(topic, more)  # past the proxy
+        time.sleep(31)
+        assert q.isActive and q.exception() is None, "the query did not wait out a 30 s outage"
+        rows = _wait_parquet(spark, tmp_path, 4000, q, 150)
+        time.sleep(2)  # one more trigger: nothing beyond the data
+        rows = _parquet(spark, tmp_path)
+    finally:
+        q.stop()
+    _assert_exactly(rows, values + more)
+
+
+def test_half_open_connections_recover(spark: Any, kafka: ProxiedKafka, tmp_path: Path) -> None:
+    """Connections that stop answering without closing: the client's request timeout ends them."""
+    topic, values = kafka.topic(2, 2000, "a")
+    # request.timeout.ms (librdkafka socket.timeout.ms) bounds a request on a dead connection
+    q = _to_parquet(
+        _stream(spark, kafka, topic, **{"kafka.request.timeout.ms": "5000"}),
+        tmp_path,
+        {"processingTime": "500 milliseconds"},
+    )
+    try:
+        _wait_parquet(spark, tmp_path, 2000, q, 120)
+        assert kafka.proxy.half_open(Direction.BOTH) > 0
+        more = [f"b{i:07d}".encode() for i in range(2000)]
+        kafka.broker.produce(topic, more)
+        rows = _wait_parquet(spark, tmp_path, 4000, q, 120)
+        time.sleep(1.5)
+        rows = _parquet(spark, tmp_path)
+    finally:
+        q.stop()
+    _assert_exactly(rows, values + more)
+
+
+def test_outage_beyond_the_bounds_fails_a_streaming_query_clearly(
+    spark: Any, kafka: ProxiedKafka, tmp_path: Path
+) -> None:
+    topic, values = kafka.topic(2, 1000, "a")
+    q = _to_parquet(
+        _stream(spark, kafka, topic, **FAST_FAILURE), tmp_path, {"processingTime": "500 milliseconds"}
+    )
+    try:
+        _wait_parquet(spark, tmp_path, 1000, q, 120)
+        kafka.proxy.blackhole()  # for good
+        began = time.monotonic()
+        ended = _terminated(q, 90)
+        took = time.monotonic() - began
+    finally:
+        q.stop()
+    assert ended, "the query still runs 90 s into an outage whose bound is 4 s"
+    assert took < 60, f"took {took:.1f}s"
+    message = str(q.exception())
+    assert "kafka.bootstrap.servers" in message or "pollTimeoutMs" in message, message
+    print(f"failed after {took:.1f}s: {message[-400:]}")
+
+
+def test_outage_beyond_the_bounds_fails_a_batch_read_clearly(spark: Any, kafka: ProxiedKafka) -> None:
+    topic, _ = kafka.topic(1, 100, "a")
+    kafka.proxy.refuse()
+    began = time.monotonic()
+    with pytest.raises(Exception, match="kafka.bootstrap.servers") as failure:
+        _read(spark, kafka, topic, **FAST_FAILURE).collect()
+    took = time.monotonic() - began
+    assert took < 30, f"took {took:.1f}s"
+    print(f"failed after {took:.1f}s: {str(failure.value)[-400:]}")
+
+
+def test_outage_while_executors_read_fails_within_poll_timeout(spark: Any, kafka: ProxiedKafka) -> None:
+    """The driver planned the range; then the broker is gone while the executor reads it."""
+    topic = kafka.broker.create_topic(1)
+    values = [f"{i:06d}".encode() + b"x" * 4000 for i in range(3000)]  # 12 MB: the read is long
+    kafka.broker.produce(topic, values)
+    kafka.proxy.set_latency(0.02)
+    mark = kafka.proxy.stats().bytes_down
+
+    def cut_when_reading() -> None:
+        deadline = time.monotonic() + 120
+        while kafka.proxy.stats().bytes_down - mark < 2_000_000 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        kafka.proxy.blackhole()
+
+    cutter = threading.Thread(target=cut_when_reading, daemon=True)
+    cutter.start()
+    began = time.monotonic()
+    with pytest.raises(Exception, match="pollTimeoutMs") as failure:
+        _read(spark, kafka, topic, **FAST_FAILURE).count()
+    took = time.monotonic() - began
+    cutter.join()
+    assert took < 60, f"took {took:.1f}s"
+    print(f"failed after {took:.1f}s: {str(failure.value)[-400:]}")
