@@ -42,3 +42,35 @@ def test_invalid_options_name_option_value_and_choices(options, fragments) -> No
         FileSourceOptions.parse(options)
     for fragment in fragments:
         assert fragment in str(info.value)
+
+
+def test_retention_options_parse_as_spark_spells_them() -> None:
+    base = {"path": "/data/in", "format": "text"}
+    opts = FileSourceOptions.parse(base)
+    assert opts.max_file_age_ms == 7 * 24 * 3_600_000 and not opts.latest_first
+    assert opts.clean_source.value == "off" and opts.source_archive_dir is None
+    durations = [("7d", 604_800_000), ("12h", 43_200_000), ("30m", 1_800_000), ("15s", 15_000), ("250", 250)]
+    for raw, ms in durations:
+        assert FileSourceOptions.parse({**base, "maxFileAge": raw}).max_file_age_ms == ms
+    archive = FileSourceOptions.parse({**base, "cleanSource": "ARCHIVE", "sourceArchiveDir": "/data/archive"})
+    assert archive.clean_source.value == "archive" and archive.source_archive_dir == "/data/archive"
+    newest = FileSourceOptions.parse({**base, "latestFirst": "true", "maxFilesPerTrigger": "5"})
+    assert newest.file_age_limit_ms is None  # as Spark: maxFileAge is ignored then
+
+
+@pytest.mark.parametrize(
+    ("options", "fragments"),
+    [
+        ({"maxFileAge": "a week"}, ["'maxFileAge'", "'a week'", "7d"]),
+        ({"latestFirst": "yes"}, ["'latestFirst'", "true or false"]),
+        ({"cleanSource": "move"}, ["'cleanSource'", "'move'", "off, archive, delete"]),
+        ({"cleanSource": "archive"}, ["'sourceArchiveDir'", "required by cleanSource=archive"]),
+        ({"cleanSource": "archive", "sourceArchiveDir": "/data/in/done"}, ["'sourceArchiveDir'", "outside"]),
+        ({"sourceArchiveDir": "/data/archive"}, ["'sourceArchiveDir'", "unless cleanSource=archive"]),
+    ],
+)
+def test_bad_retention_options_fail_naming_the_option(options: dict[str, str], fragments: list[str]) -> None:
+    with pytest.raises(InvalidOptionError) as e:
+        FileSourceOptions.parse({"path": "/data/in/*.txt", "format": "text", **options})
+    for fragment in fragments:
+        assert fragment in str(e.value)
