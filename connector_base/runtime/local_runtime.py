@@ -211,6 +211,10 @@ class _ReaderThread(Generic[T, SplitT]):
                 if self.stopped.is_set():
                     break
                 event_time = self.event_time
+                if event_time is not None and event_time.blocked:  # whole-reader alignment
+                    event_time.tick()
+                    self.inbox_wait(0.01)
+                    continue
                 status = self.reader.poll_next(self.output if event_time is None else event_time.output)
                 self._forward_requests()
                 if event_time is not None:

@@ -60,7 +60,11 @@ class ReaderEventTime(Generic[T]):
     ``tick`` (called between polls) asks the generators to emit every auto-watermark interval
     and, with alignment, hands ``report`` the reader's watermark every update interval. The
     coordinator answers with ``apply_max_allowed``: splits whose watermark is beyond it are paused
-    (``SourceReader.pause_or_resume_splits``), paused splits at or below it resume.
+    (``SourceReader.pause_or_resume_splits``), paused splits at or below it resume. The whole
+    reader is aligned too, as Flink's source operator does: ``blocked`` is true while the reader's
+    watermark is beyond what the others allow, and the runtime stops polling it (its fetchers stop
+    at the full queue). That is what still aligns a reader whose split reader cannot pause, with
+    ``pipeline.watermark-alignment.allow-unaligned-source-splits`` set.
 
     Threading: ``output``, ``tick`` and ``apply_max_allowed`` run on the reader thread; the
     ``*_snapshot`` accessors and ``watermark`` may be read from any thread.
@@ -91,6 +95,10 @@ class ReaderEventTime(Generic[T]):
         self._next_report = now + self._update_ms
         self._allow_unaligned = str(config.get(ALLOW_UNALIGNED_SOURCE_SPLITS_KEY, "false")).lower() == "true"
         self._split_alignment = True
+        self.blocked = False
+        """Whole-reader alignment: the runtime does not poll the reader now."""
+        self.blocks = 0
+        """How many times the whole reader was blocked (for tests and logs)."""
         self._paused: set[str] = set()
         self._lock = threading.Lock()
         self._split_marks: dict[str, int] = {}
@@ -127,6 +135,7 @@ class ReaderEventTime(Generic[T]):
         if not self.output.is_idle and own != MIN_WATERMARK:  # no watermark yet: no constraint of its own
             max_allowed = min(max_allowed, own + self._drift_ms)
         self.max_allowed = max_allowed
+        self._block_reader(own, allowed_by_others)
         if not self._split_alignment:
             return
         marks = self.output.split_watermarks()
@@ -141,7 +150,10 @@ class ReaderEventTime(Generic[T]):
         except UnsupportedOperationError:
             if not self._allow_unaligned:
                 raise
-            LOG.warning("%s cannot pause splits: its splits stay unaligned", type(self._reader).__name__)
+            LOG.warning(
+                "%s cannot pause splits: its splits stay unaligned (the whole reader is aligned)",
+                type(self._reader).__name__,
+            )
             self._split_alignment = False
             return
         with self._lock:
@@ -150,6 +162,13 @@ class ReaderEventTime(Generic[T]):
         self.pauses += len(pause)
         self.resumes += len(resume)
         LOG.debug("alignment at %d: paused %s, resumed %s", max_allowed, pause, resume)
+
+    def _block_reader(self, own: int, allowed_by_others: int) -> None:
+        """Whole-reader alignment: stop polling while this reader's watermark is beyond the others'."""
+        blocked = not self.output.is_idle and own != MIN_WATERMARK and own > allowed_by_others
+        if blocked and not self.blocked:
+            self.blocks += 1
+        self.blocked = blocked
 
     @property
     def watermark(self) -> int:
