@@ -3,7 +3,7 @@
 Pravega events have no time of their own; here a user assigner gives each event ``offset`` ms,
 plus ``SKEW_MS`` on the odd segment, so that segment runs ahead. With a 1 s drift the split that
 holds it (a segment split, or the reader-group reader that owns it) is paused, resumed when the
-other finishes, and every event comes out exactly once. Reads of 1 KiB make each segment take
+other finishes, and every event comes out exactly once. Reads of 512 bytes make each segment take
 many fetches. A continuous read of a quiet stream goes idle once every segment is read to its tail.
 """
 
@@ -28,10 +28,10 @@ from connectors.testing.pravega_cluster import PravegaCluster, unique_name
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
-EVENTS = 1_500
+EVENTS = 4_000
 SKEW_MS = 1_000_000
 DRIFT_MS = 1_000
-FETCH_BYTES = 1_024
+FETCH_BYTES = 512
 IDLE_TIMEOUT_MS = 300
 
 
