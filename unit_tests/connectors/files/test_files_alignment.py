@@ -14,14 +14,14 @@ from pathlib import Path
 
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from connector_base import SourceReaderContext
+from connector_base import SourceReaderContext, SplitsAddition
 from connector_base.event_time import MAX_WATERMARK, ColumnTimestampAssigner, WatermarkStrategy
 from connector_base.runtime import LocalRuntime
 from connectors.files import FileSource
 from connectors.files.record_emitter import FileRecordEmitter
 from connectors.files.source import FileSourceReader
 from connectors.files.split_reader import CHUNK_BYTES_CONFIG, FileSplitReader
-from unit_tests.connectors.files.helpers_files import make_source
+from unit_tests.connectors.files.helpers_files import make_source, whole_files
 
 ROWS = 20_000
 STEP_MS = 2
@@ -99,3 +99,38 @@ def test_the_file_ahead_in_event_time_waits_and_every_row_comes_once(tmp_path: P
     # the file behind never gets within the drift (40 s of rows vs 100 s): the split ahead resumes
     # when the other reader finishes, having read no more than what was in flight when paused
     assert resumed_at - paused_at <= IN_FLIGHT_FETCHES * FETCH_BYTES, (paused_at, resumed_at)
+
+
+def test_a_paused_split_is_passed_over_and_resumes_at_its_own_position(tmp_path: Path) -> None:
+    _write(tmp_path)
+    source = make_source({"path": str(tmp_path), "format": "csv"}, SCHEMA)
+    ahead, behind = sorted(whole_files(source), key=lambda s: s.path)
+    reader = FileSplitReader(source.options, source.schema, FETCH_BYTES)
+    reader.handle_splits_changes(SplitsAddition([ahead, behind]))
+    names: list[str] = []
+    finished: set[str] = set()
+
+    def fetch_once() -> None:
+        records = reader.fetch()
+        while records.next_split() is not None:
+            for table, _ in records.records_of_current_split():
+                if table is not None:
+                    names.extend(table.column("name").to_pylist())
+        finished.update(records.finished_splits())
+
+    try:
+        fetch_once()  # the first chunk of ahead.csv
+        first = len(names)
+        reader.pause_or_resume_splits([ahead], [])
+        for _ in range(3):  # only behind.csv is read while ahead.csv is paused
+            fetch_once()
+        assert first > 0 and all(n.startswith("behind-") for n in names[first:]), names[first:][:3]
+        reader.pause_or_resume_splits([], [ahead])
+        resumed = len(names)
+        fetch_once()  # ahead.csv again (first in line), right after its first chunk
+        assert names[resumed] == f"ahead-{first}", names[resumed]
+        while finished != {ahead.split_id, behind.split_id}:
+            fetch_once()
+    finally:
+        reader.close()
+    assert sorted(names) == sorted([f"ahead-{i}" for i in range(ROWS)] + [f"behind-{i}" for i in range(ROWS)])
