@@ -233,23 +233,6 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
             upto = min(upto, s + int(max_bytes // max(per, 1.0)))
         return max(s, upto)
 
-    # --- event time (eventTime.alignment=cut): record timestamps, see event_time.py -------------
-    @override
-    def positions_at_time(
-        self, ranges: Mapping[str, tuple[KafkaPartitionSplit, Position, Position]], t_ms: int
-    ) -> dict[str, Position]:
-        return self._times.positions_at_time(ranges, t_ms)
-
-    @override
-    def times_at(
-        self, positions: Mapping[str, tuple[KafkaPartitionSplit, Position]]
-    ) -> dict[str, int | None]:
-        return self._times.times_at(positions)
-
-    @override
-    def head_times(self, ends: Mapping[str, tuple[KafkaPartitionSplit, Position]]) -> dict[str, int | None]:
-        return self._times.head_times(ends)
-
     def time_lag_ms(
         self, ranges: Mapping[str, tuple[KafkaPartitionSplit, Position, Position]], probes_ms: Sequence[int]
     ) -> dict[str, int | None]:
@@ -275,6 +258,23 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
                 first = found.get(tp)
                 out[sid] = probe if first is None or first > pos else out.get(sid, 0)
         return out
+
+    # --- event time (eventTime.alignment=cut): record timestamps, see event_time.py -------------
+    @override
+    def positions_at_time(
+        self, ranges: Mapping[str, tuple[KafkaPartitionSplit, Position, Position]], t_ms: int
+    ) -> dict[str, Position]:
+        return self._times.positions_at_time(ranges, t_ms)
+
+    @override
+    def times_at(
+        self, positions: Mapping[str, tuple[KafkaPartitionSplit, Position]]
+    ) -> dict[str, int | None]:
+        return self._times.times_at(positions)
+
+    @override
+    def head_times(self, ends: Mapping[str, tuple[KafkaPartitionSplit, Position]]) -> dict[str, int | None]:
+        return self._times.head_times(ends)
 
     def is_finished(self, split: KafkaPartitionSplit, position: Position) -> bool:  # noqa: D102
         if (split.topic, split.partition) in self._gone:
