@@ -148,7 +148,7 @@ def stream_to_parquet(
     rows = _SPARK.read.parquet(os.path.join(out, "data")).collect()
     return {
         "rows": [tuple(_plain(r[c]) for c in columns) for r in rows],
-        "batches": [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]],
+        "batches": [p.numInputRows for p in query.recentProgress if p.numInputRows],
     }
 
 
@@ -207,7 +207,7 @@ def stream_copy(
         raise TimeoutError(f"the query did not finish within {timeout_s}s")
     if query.exception() is not None:
         raise RuntimeError(f"query failed: {query.exception()}")
-    return sum(int(p["numInputRows"]) for p in query.recentProgress)
+    return sum(p.numInputRows for p in query.recentProgress)  # the property: Connect leaves the key None
 
 
 def _plain(value: Any) -> Any:
