@@ -248,6 +248,10 @@ class FaultProxy:
             await self._listen()
 
     async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(asyncio.CancelledError):  # reset or stopped: no error for asyncio to log
+            await self._serve(reader, writer)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._accepted += 1
         if self._mode is not _Mode.FORWARD:
             conn = _Connection(writer, None)

@@ -131,17 +131,17 @@ def _periodically(action: Any, every_s: float) -> tuple[threading.Event, threadi
 
 
 def test_latency_batch_and_streaming(spark: Any, kafka: ProxiedKafka, tmp_path: Path) -> None:
-    topic, values = kafka.topic(3, 6000)
-    kafka.proxy.set_latency(0.03)
+    topic, values = kafka.topic(3, 3000)
+    kafka.proxy.set_latency(0.02)
     before = kafka.proxy.stats().bytes_down
     _assert_exactly(_read(spark, kafka, topic).collect(), values)
     q = _to_parquet(
-        _stream(spark, kafka, topic, maxOffsetsPerTrigger="2500"), tmp_path, {"availableNow": True}
+        _stream(spark, kafka, topic, maxOffsetsPerTrigger="1200"), tmp_path, {"availableNow": True}
     )
     assert q.awaitTermination(120)
     assert q.exception() is None
     _assert_exactly(_parquet(spark, tmp_path), values)
-    assert kafka.proxy.stats().bytes_down - before > 2 * 6000 * 88  # both reads crossed the proxy
+    assert kafka.proxy.stats().bytes_down - before > 2 * 3000 * 88  # both reads crossed the proxy
 
 
 class _ResetsMidFetch:

@@ -156,14 +156,14 @@ class _Resets:
 
 
 def test_latency_and_resets_batch_and_streaming(spark: Any, kinesis: ProxiedKinesis, tmp_path: Path) -> None:
-    stream, values = kinesis.stream(2, 4000, "a")
+    stream, values = kinesis.stream(2, 3000, "a")
     opts = kinesis.options(stream, maxRecordsPerFetch="500")  # many calls: resets land inside a read
     kinesis.proxy.set_latency(0.01)
-    with _Resets(kinesis.proxy, times=3, every_bytes=100_000) as resets:
+    with _Resets(kinesis.proxy, times=3, every_bytes=80_000) as resets:
         _assert_exactly(_read(spark, opts), values)
     assert resets.left == 0, "the batch read ended before it was reset 3 times"
-    with _Resets(kinesis.proxy, times=3, every_bytes=100_000) as resets:
-        q = _to_parquet(spark, {**opts, "maxRecordsPerTrigger": "2000"}, tmp_path, {"availableNow": True})
+    with _Resets(kinesis.proxy, times=3, every_bytes=80_000) as resets:
+        q = _to_parquet(spark, {**opts, "maxRecordsPerTrigger": "1500"}, tmp_path, {"availableNow": True})
         assert q.awaitTermination(180)
         assert q.exception() is None, q.exception()
     assert resets.left == 0, "the streaming read ended before it was reset 3 times"
