@@ -24,7 +24,7 @@ from integration_tests.cluster.conftest import ClusterDriver
 pytestmark = pytest.mark.timeout(600)
 
 RECORDS = 4000
-PAUSE_S = 10.0
+PAUSE_S = 8.0
 
 
 def _start_paused_query(
@@ -99,5 +99,4 @@ def test_worker_lost_for_good(
         assert spark_cluster.alive_workers() == 1
         assert len(spark_cluster.executor_pids()) == 1  # the query finished on the other worker alone
     finally:
-        spark_cluster.restart_worker(lost)  # later tests get two executors again
-        spark_cluster.wait_executors(2)
+        spark_cluster.restart_worker(lost)  # a later test gets a second executor again, when it asks
