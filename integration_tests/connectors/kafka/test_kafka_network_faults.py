@@ -27,11 +27,12 @@ pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
 FORMAT = "kafka-unified"
 FAST_FAILURE = {
-    # bounds of the tests that outlast them: (1 + 1) x 2 s on the driver, 4 s of no records on executors
-    "kafka.default.api.timeout.ms": "2000",
+    # bounds of the tests that outlast them: (1 + 1) x 5 s on the driver, 10 s of no records on
+    # executors (tighter bounds failed healthy first contacts on a machine with a load of 30)
+    "kafka.default.api.timeout.ms": "5000",
     "fetchOffset.numRetries": "1",
     "fetchOffset.retryIntervalMs": "200",
-    "kafkaConsumer.pollTimeoutMs": "4000",
+    "kafkaConsumer.pollTimeoutMs": "10000",
 }
 SINK_SCHEMA = "value binary, partition int, offset long"
 
@@ -282,7 +283,7 @@ def test_outage_beyond_the_bounds_fails_a_streaming_query_clearly(
         took = time.monotonic() - began
     finally:
         q.stop()
-    assert ended, "the query still runs 90 s into an outage whose bound is 4 s"
+    assert ended, "the query still runs 90 s into an outage whose bound is 10 s"
     assert took < 60, f"took {took:.1f}s"
     message = str(q.exception())
     assert "kafka.bootstrap.servers" in message or "pollTimeoutMs" in message, message
