@@ -55,20 +55,23 @@ class KafkaRecordEmitter(BatchEmitter[KafkaRecords, Any, KafkaPartitionSplitStat
         self, records: KafkaRecords, schema: pa.Schema | None = None
     ) -> tuple[pa.RecordBatch, np.ndarray[Any, np.dtype[np.int64]]]:
         """The Arrow batch of ``records`` and the records' timestamps in epoch milliseconds."""
+        from confluent_kafka import Message  # the kafka extra; imported when records exist
+
         msgs = records.messages
         n = len(msgs)
-        # (type, ms) pairs flattened by C iterators: far cheaper than numpy parsing a list of tuples
+        # the client's methods mapped unbound (no attribute lookup or frame per record: half the time
+        # of a comprehension); (type, ms) pairs flattened by C iterators, not numpy parsing tuples
         ts = np.fromiter(
-            chain.from_iterable([m.timestamp() for m in msgs]), dtype=np.int64, count=2 * n
+            chain.from_iterable(map(Message.timestamp, msgs)), dtype=np.int64, count=2 * n
         ).reshape(n, 2)
         first, last = msgs[0].offset(), msgs[-1].offset()
         if last - first == n - 1:  # contiguous offsets (the usual case): no call per record
             offsets = pa.array(np.arange(first, last + 1, dtype=np.int64))
         else:  # gaps: transaction markers, compaction
-            offsets = pa.array([m.offset() for m in msgs], pa.int64())
+            offsets = pa.array(list(map(Message.offset, msgs)), pa.int64())
         arrays: list[Any] = [
-            pa.array([m.key() for m in msgs], pa.binary()),
-            pa.array([m.value() for m in msgs], pa.binary()),
+            pa.array(list(map(Message.key, msgs)), pa.binary()),
+            pa.array(list(map(Message.value, msgs)), pa.binary()),
             pa.array([records.topic], pa.string()).take(pa.array(np.zeros(n, dtype=np.int32))),
             pa.array(np.full(n, records.partition, dtype=np.int32)),
             offsets,
@@ -76,7 +79,7 @@ class KafkaRecordEmitter(BatchEmitter[KafkaRecords, Any, KafkaPartitionSplitStat
             pa.array((ts[:, 0] - 1).astype(np.int32)),
         ]
         if self._include_headers:
-            arrays.append(pa.array([m.headers() or None for m in msgs], HEADERS_TYPE))
+            arrays.append(pa.array([h or None for h in map(Message.headers, msgs)], HEADERS_TYPE))
         target = schema if schema is not None and len(schema) == len(arrays) else self._schema
         batch = pa.RecordBatch.from_arrays(
             [a if a.type == f.type else a.cast(f.type) for a, f in zip(arrays, target, strict=True)],
