@@ -7,6 +7,7 @@ from pyspark.sql.types import BinaryType, LongType, StringType, StructField, Str
 from typing_extensions import override
 
 from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner
+from connector_base.spark.event_time_options import EventTimeOptions
 from connector_base.spark.filters import ColumnFilter, FilterSupport
 from connectors._extras import require_extra
 from connectors.kinesis.filter_pushdown import kinesis_filter_support
@@ -17,6 +18,8 @@ from connectors.kinesis.source import KinesisSource
 
 __all__ = ["KinesisDataSource", "schema_for"]
 
+KINESIS_EVENT_TIME_COLUMN = "approximateArrivalTimestamp"
+"""The only event time the driver can look up by position (AT_TIMESTAMP iterators)."""
 CLIENT_MODULES = ("botocore",)
 """The ``kinesis`` extra's client library, imported only when a reader or writer is built."""
 
@@ -62,6 +65,15 @@ class KinesisDataSource(SourceDataSource):
     @override
     def filter_support(self, column_filter: ColumnFilter) -> FilterSupport:  # noqa: D102
         return kinesis_filter_support(column_filter)
+
+    @override
+    def event_time_cut_support(self, options: EventTimeOptions) -> str | None:
+        if options.column is not None and options.column.lower() != KINESIS_EVENT_TIME_COLUMN.lower():
+            return (
+                f"off, or eventTime.column={KINESIS_EVENT_TIME_COLUMN} (or unset): the driver looks up "
+                f"records by arrival time only, not by column {options.column!r}"
+            )
+        return None
 
     def read_limit_options(self) -> ReadLimitOptions:  # noqa: D102
         opts = self._options()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from typing_extensions import override
@@ -29,6 +30,7 @@ from connector_base import DataLossError
 from connector_base.spark import Backlog, Position, SplitPlanner
 from connector_base.spark.filters import ColumnFilter
 from connectors.kinesis.client import AT_TIMESTAMP_TIMEOUT_S, kinesis_client
+from connectors.kinesis.event_time import head_time, position_at_time
 from connectors.kinesis.filter_pushdown import KinesisFilters
 from connectors.kinesis.options import KinesisOptions
 from connectors.kinesis.positions import PositionKind, ShardPosition
@@ -76,6 +78,16 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
         self._first_unread_ms: dict[str, int] = {}
         """Shard id -> arrival time of the first unread record, as the last probe saw it."""
         self._filters: KinesisFilters | None = None
+        # event time (eventTime.alignment=cut, event_time.py), all refreshed by end_positions
+        self._first_at: dict[tuple[str, str], tuple[int | None, bool]] = {}
+        """(shard id, position) -> (arrival of the first record there, whether there is none)."""
+        self._complete_ms: dict[str, int | None] = {}
+        """Shard id -> every record the shard will ever hold before this time is in its range."""
+        self._kept: set[str] = set()
+        """Open shards kept at their position this plan because nothing is there to read."""
+        self._full_ranges: dict[str, tuple[Position, Position]] = {}
+        """Shard id -> its whole ``[start, end)`` before the cut (narrower ranges count from its scan)."""
+        self._timed_out: set[str] = set()
 
     def check_restored(self, enumerator_state: object, splits: Mapping[str, KinesisShardSplit]) -> set[str]:
         """A restored offset must be of the stream the options name (see restore_check)."""
@@ -114,6 +126,11 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
         if not self.streaming:
             return {sid: self._batch_end(s, pos).to_json() for sid, (s, pos) in splits.items()}
         self._scans.clear()
+        self._first_at.clear()
+        self._complete_ms.clear()
+        self._kept.clear()
+        self._full_ranges.clear()
+        self._timed_out.clear()
         # the retention period is re-read at most every shardDiscoveryIntervalMs
         known = self.last_snapshot.retention_hours if self.last_snapshot is not None else None
         if self._retention_due <= time.monotonic():
@@ -137,6 +154,7 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
             if sid in closed or split.closed or sid not in listed:
                 end = ShardPosition.at_timestamp(ending) if ending is not None else ShardPosition.shard_end()
                 ends[sid] = end.to_json()
+                self._complete_ms[split.shard_id] = cut
                 continue
             ends[sid] = self._open_shard_end(split, pos, cut, ending).to_json()
         return ends
@@ -160,22 +178,28 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
     ) -> ShardPosition:
         first_ts, has_data = self._probe(split, pos, cut)
         cut = window_cut(cut, pos, first_ts, self.options.max_time_window_per_trigger_ms)
+        sid = split.shard_id
+        self._complete_ms[sid] = None if sid in self._timed_out else cut
         if ending is not None and cut >= ending:
             return ShardPosition.at_timestamp(ending)  # the last range of a bounded stream, even if empty
         if pos.kind is PositionKind.AT_TIMESTAMP and pos.timestamp_ms is not None and cut <= pos.timestamp_ms:
             return pos
         if not has_data or (first_ts is not None and first_ts >= cut):
+            self._kept.add(sid)
             return pos  # nothing in the range: keep the position, so no empty micro-batch runs
         return ShardPosition.at_timestamp(cut)
 
     def _probe(self, split: KinesisShardSplit, pos: ShardPosition, cut: int) -> tuple[int | None, bool]:
         """``(timestamp of the first record at pos, whether the range may hold records)``."""
         page, behind = self._first_page(split, pos, limit=1)
+        key = (split.shard_id, repr(pos.to_json()))
         if not page:
             self._first_unread_ms.pop(split.shard_id, None)
+            self._first_at[key] = (None, behind == 0 and split.shard_id not in self._timed_out)
             return None, behind is None or behind > 0
         ts = timestamp_ms(page[0]["ApproximateArrivalTimestamp"])
         self._first_unread_ms[split.shard_id] = ts
+        self._first_at[key] = (ts, False)
         return ts, ts < cut
 
     lag_by_time_only = True
@@ -210,6 +234,7 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
                 ]
             except ReadTimeoutError:
                 LOG.info("GetShardIterator %s of shard %s timed out", pos, split.shard_id)
+                self._timed_out.add(split.shard_id)
                 if not fallback:
                     return None
                 pos = ShardPosition.trim_horizon()  # exact too: records before the start are skipped here
@@ -301,10 +326,22 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
         self._scans[key] = out
         return out
 
+    def _scanned(self, split: KinesisShardSplit, start: Position, end: Position) -> list[tuple[int, int]]:
+        """``_scan`` of ``[start, end)``; a range the cut narrowed is counted from its whole range's scan.
+
+        Exact for the limits: arrival times do not decrease in sequence order, so the records before
+        ``AT_TIMESTAMP(t)`` are a prefix of the whole range's (and a capped scan stays over the cap).
+        """
+        full = self._full_ranges.get(split.shard_id)
+        stop = ShardPosition.from_json(end)
+        if full is None or full[0] != start or full[1] == end or stop.kind is not PositionKind.AT_TIMESTAMP:
+            return self._scan(split, start, end)
+        return [r for r in self._scan(split, start, full[1]) if r[0] < (stop.timestamp_ms or 0)]
+
     def backlog(self, split: KinesisShardSplit, start: Position, end: Position) -> Backlog:  # noqa: D102
         if self.options.max_records_per_trigger is None and self.options.max_bytes_per_trigger is None:
             return Backlog()
-        scanned = self._scan(split, start, end)
+        scanned = self._scanned(split, start, end)
         return Backlog(records=len(scanned), bytes=sum(b for _t, b in scanned))
 
     def cut(  # noqa: D102
@@ -315,7 +352,7 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
         max_records: int | None,
         max_bytes: int | None,
     ) -> Position:
-        scanned = self._scan(split, start, end)
+        scanned = self._scanned(split, start, end)
         count = 0
         total = 0
         for ts, size in scanned:
@@ -336,6 +373,46 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
             count += 1
             total += size
         return end
+
+    # --- event time (eventTime.alignment=cut): arrival times, see event_time.py -------------------
+    @override
+    def positions_at_time(
+        self, ranges: Mapping[str, tuple[KinesisShardSplit, Position, Position]], t_ms: int
+    ) -> dict[str, Position]:
+        out: dict[str, Position] = {}
+        for sid, (split, start, end) in ranges.items():
+            full = self._full_ranges.setdefault(split.shard_id, (start, end))
+            if full[0] != start:
+                self._full_ranges[split.shard_id] = (start, end)
+            out[sid] = position_at_time(start, end, t_ms, partial(self._first_record, split, start))
+        return out
+
+    @override
+    def times_at(self, positions: Mapping[str, tuple[KinesisShardSplit, Position]]) -> dict[str, int | None]:
+        out: dict[str, int | None] = {}
+        for sid, (split, pos) in positions.items():
+            at_end = ShardPosition.from_json(pos).is_shard_end
+            out[sid] = None if at_end else self._first_record(split, pos)[0]
+        return out
+
+    @override
+    def head_times(self, ends: Mapping[str, tuple[KinesisShardSplit, Position]]) -> dict[str, int | None]:
+        return {
+            sid: head_time(end, self._complete_ms.get(s.shard_id), s.shard_id in self._kept)
+            for sid, (s, end) in ends.items()
+        }
+
+    def _first_record(self, split: KinesisShardSplit, pos: Position) -> tuple[int | None, bool]:
+        """``(arrival of the record at pos, whether the shard has none there)``; probed once a plan."""
+        key = (split.shard_id, repr(pos))
+        if key not in self._first_at:
+            page, behind = self._first_page(split, ShardPosition.from_json(pos), limit=1)
+            if page:
+                self._first_at[key] = (timestamp_ms(page[0]["ApproximateArrivalTimestamp"]), False)
+            else:
+                quiet = behind in (None, 0) and split.shard_id not in self._timed_out
+                self._first_at[key] = (None, quiet)
+        return self._first_at[key]
 
     def on_commit(self, positions: Mapping[str, tuple[KinesisShardSplit, Position]]) -> None:  # noqa: D102
         self._scans.clear()

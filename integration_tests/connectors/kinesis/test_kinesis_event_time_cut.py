@@ -1,0 +1,124 @@
+"""``eventTime.alignment=cut`` on Spark for ``kinesis-unified``: batches by arrival time.
+
+Shard "behind" gets its records first, shard "ahead" ``SKEW_S`` later (arrival times cannot be
+forged, so the skew is made by waiting). With ``maxRecordsPerTrigger`` below one shard's backlog, the
+cut reads the records that arrived first, whichever shard holds them: every batch's records arrived
+before every later batch's, and every record comes once. Without the cut the limit is spread over
+both shards, so the first batch mixes them (what a watermark would drop as late on the next batch).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from connectors.testing.kinesis_endpoint import KinesisEndpoint
+from integration_tests.connectors.kinesis.helpers import options
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+CHUNKS = 4
+CHUNK = 30
+SKEW_S = 1.5
+LIMIT = 70
+
+
+def _put(endpoint: KinesisEndpoint, stream: str, hash_key: str, tag: str) -> None:
+    for c in range(CHUNKS):  # a few arrival times, so the cut can fall between them
+        endpoint.put_records(
+            stream,
+            [(f"{tag}-{i}", f"{tag}-{c}-{i:03d}".encode()) for i in range(CHUNK)],
+            [hash_key] * CHUNK,
+        )
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def skewed(kinesis_endpoint: KinesisEndpoint) -> tuple[str, str, str]:
+    """``(stream, shard id behind, shard id ahead)``."""
+    endpoint = kinesis_endpoint
+    stream = endpoint.create_stream(shards=2)
+    endpoint.wait_active(stream)
+    shards = sorted(endpoint.open_shards(stream), key=lambda s: int(s["HashKeyRange"]["StartingHashKey"]))
+    _put(endpoint, stream, shards[0]["HashKeyRange"]["StartingHashKey"], "behind")
+    time.sleep(SKEW_S)
+    _put(endpoint, stream, shards[1]["HashKeyRange"]["StartingHashKey"], "ahead")
+    time.sleep(1.5)  # the planner's cut is the service clock's whole second: let it pass the last record
+    return stream, shards[0]["ShardId"], shards[1]["ShardId"]
+
+
+def _run(spark: Any, endpoint: KinesisEndpoint, stream: str, checkpoint: Path, **extra: str) -> list[Any]:
+    sink: list[tuple[int, str, int, bytes]] = []
+    lock = threading.Lock()
+
+    def collect(df: Any, batch_id: int) -> None:
+        rows = df.select("shardId", "approximateArrivalTimestamp", "data").collect()
+        with lock:
+            sink.extend((batch_id, r[0], int(r[1].timestamp() * 1000 + 0.5), bytes(r[2])) for r in rows)
+
+    opts = options(endpoint, stream, maxRecordsPerTrigger=str(LIMIT), **extra)
+    query = (
+        spark.readStream.format("kinesis-unified")
+        .options(**opts)
+        .load()
+        .writeStream.foreachBatch(collect)
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
+    try:
+        assert query.awaitTermination(180), "the AvailableNow query did not finish"
+        assert query.exception() is None, query.exception()
+    finally:
+        query.stop()
+    return sink
+
+
+def test_cut_reads_by_arrival_time_across_shards_and_every_record_once(
+    kinesis_endpoint: KinesisEndpoint, spark: Any, skewed: tuple[str, str, str], tmp_path: Path
+) -> None:
+    stream, behind, ahead = skewed
+    rows = _run(
+        spark,
+        kinesis_endpoint,
+        stream,
+        tmp_path / "cut",
+        **{"eventTime.alignment": "cut", "alignment.maxDrift": "100ms"},
+    )
+    counts = Counter(r[3] for r in rows)
+    assert len(counts) == 2 * CHUNKS * CHUNK and set(counts.values()) == {1}, counts.most_common(3)
+    batches: dict[int, list[tuple[int, str, int, bytes]]] = {}
+    for r in rows:
+        batches.setdefault(r[0], []).append(r)
+    order = sorted(batches)
+    assert len(order) >= 3, f"the limit made only {len(order)} batches"
+    for b in order:
+        assert len(batches[b]) <= LIMIT
+    for earlier, later in zip(order, order[1:], strict=False):
+        newest = max(r[2] for r in batches[earlier])
+        oldest = min(r[2] for r in batches[later])
+        assert newest < oldest, (
+            f"batch {earlier} read a record arriving at {newest}, batch {later} one at {oldest}"
+        )
+    assert {r[1] for r in batches[order[0]]} == {behind}, "the first batch read the shard ahead"
+
+
+def test_without_the_cut_the_limit_mixes_the_shards(
+    kinesis_endpoint: KinesisEndpoint, spark: Any, skewed: tuple[str, str, str], tmp_path: Path
+) -> None:
+    stream, behind, ahead = skewed
+    rows = _run(spark, kinesis_endpoint, stream, tmp_path / "off")
+    assert len({r[3] for r in rows}) == 2 * CHUNKS * CHUNK
+    first = min(r[0] for r in rows)
+    assert {r[1] for r in rows if r[0] == first} == {behind, ahead}
+
+
+def test_cut_refuses_a_column_the_driver_cannot_see(kinesis_endpoint: KinesisEndpoint, spark: Any) -> None:
+    opts = options(kinesis_endpoint, "any", **{"eventTime.alignment": "cut", "eventTime.column": "data"})
+    with pytest.raises(Exception, match="approximateArrivalTimestamp"):
+        spark.readStream.format("kinesis-unified").options(**opts).load()
