@@ -7,6 +7,7 @@ from typing_extensions import override
 
 from connector_base import InvalidOptionError
 from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner, to_arrow_schema
+from connector_base.spark.event_time_options import EventTimeOptions
 from connector_base.spark.filters import ColumnFilter, FilterSupport
 from connector_base.spark.parallelism import planning_parallelism
 from connectors.files.filter_pushdown import files_filter_support
@@ -71,11 +72,25 @@ class FilesDataSource(SourceDataSource):
         return FileSource(options, ReadSchema.of(to_arrow_schema(schema), options, partitions))
 
     def create_planner(self, source: FileSource) -> SplitPlanner[object]:  # type: ignore[override]  # noqa: D102
-        return FilePlanner(source.options, source.schema)  # type: ignore[return-value]
+        event_time = self.event_time_options()
+        column = event_time.column if event_time.cut else None
+        return FilePlanner(source.options, source.schema, column)  # type: ignore[return-value]
 
     @override
     def filter_support(self, column_filter: ColumnFilter) -> FilterSupport:  # noqa: D102
         return files_filter_support(column_filter)
+
+    @override
+    def event_time_cut_support(self, options: EventTimeOptions) -> str | None:
+        fmt = {k.lower(): v for k, v in self.options.items()}.get("format", "")
+        if str(fmt).strip() and str(fmt).strip().lower() != FileFormat.PARQUET.value:
+            return (
+                "off for format "
+                f"{fmt!r}: the cut reads event times from Parquet row-group statistics (format=parquet)"
+            )
+        if options.column is None:
+            return "off, or set eventTime.column to the files' event-time column (timestamp or epoch-ms long)"
+        return None
 
     def read_limit_options(self) -> ReadLimitOptions:  # noqa: D102
         return self._options().read_limits()

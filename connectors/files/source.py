@@ -10,6 +10,7 @@ from typing_extensions import override
 
 from connector_base import (
     Boundedness,
+    ConnectorError,
     SingleThreadMultiplexSourceReaderBase,
     Source,
     SourceReaderContext,
@@ -24,6 +25,7 @@ from connectors.files.enumerator import (
     FileRetention,
     FileSplitEnumerator,
 )
+from connectors.files.event_time import ParquetEventTimes
 from connectors.files.filter_pushdown import FileFilters
 from connectors.files.formats import ReadSchema
 from connectors.files.formats.parquet import row_group_count
@@ -123,9 +125,15 @@ class FilePlanner(SplitPlanner[FileSourceSplit]):
     A file's end is fixed at discovery (its size then), so a re-run micro-batch reads the same bytes.
     """
 
-    def __init__(self, options: FileSourceOptions, schema: ReadSchema | None = None) -> None:
+    def __init__(
+        self,
+        options: FileSourceOptions,
+        schema: ReadSchema | None = None,
+        event_time_column: str | None = None,
+    ) -> None:
         self.options = options
         self.schema = schema
+        self._times = ParquetEventTimes(event_time_column) if event_time_column else None
         self._filters: FileFilters | None = None
         self._cleaner = SourceCleaner(options.clean_source, options.source_archive_dir)
 
@@ -227,6 +235,26 @@ class FilePlanner(SplitPlanner[FileSourceSplit]):
 
     def partition_target_bytes(self) -> int | None:  # noqa: D102
         return self.options.max_partition_bytes
+
+    # --- event time (eventTime.alignment=cut, Parquet only): row-group statistics, see event_time.py
+    def _event_times(self) -> ParquetEventTimes:
+        if self._times is None:
+            raise ConnectorError("files-unified looks up event times only with eventTime.column set")
+        return self._times
+
+    @override
+    def positions_at_time(
+        self, ranges: Mapping[str, tuple[FileSourceSplit, Position, Position]], t_ms: int
+    ) -> dict[str, Position]:
+        return self._event_times().positions_at_time(ranges, t_ms)
+
+    @override
+    def times_at(self, positions: Mapping[str, tuple[FileSourceSplit, Position]]) -> dict[str, int | None]:
+        return self._event_times().times_at(positions)
+
+    @override
+    def head_times(self, ends: Mapping[str, tuple[FileSourceSplit, Position]]) -> dict[str, int | None]:
+        return self._event_times().head_times(ends)
 
 
 def _runs(indexes: list[int]) -> list[tuple[int, int]]:

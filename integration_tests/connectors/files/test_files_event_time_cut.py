@@ -1,0 +1,112 @@
+"""``eventTime.alignment=cut`` on Spark for ``files-unified``: Parquet row-group statistics.
+
+Files are sorted by a ``ts`` timestamp column and written in row groups of ``GROUP`` rows. The cut
+reads a row group once every earlier row group (by its max) of every file is read: a file an hour
+behind is read before the file ahead, and with ``maxFilesPerTrigger=1`` two interleaved files take
+turns; every row comes once and no batch reads a row at or after its cut.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+FMT = "files-unified"
+GROUP = 50
+ROWS = 200
+BASE = datetime(2026, 1, 1, tzinfo=UTC)
+CUT = {"format": "parquet", "eventTime.alignment": "cut", "eventTime.column": "ts"}
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _write(directory: Path, name: str, first_s: int, step_s: int) -> None:
+    ts = [BASE + timedelta(seconds=first_s + i * step_s) for i in range(ROWS)]
+    table = pa.table(
+        {"id": [f"{name}-{i}" for i in range(ROWS)], "ts": pa.array(ts, pa.timestamp("us", "UTC"))}
+    )
+    pq.write_table(table, directory / f"{name}.parquet", row_group_size=GROUP)
+
+
+def _run(spark: Any, directory: Path, checkpoint: Path, **opts: str) -> list[tuple[int, str, datetime]]:
+    rows: list[tuple[int, str, datetime]] = []
+
+    def collect(df: Any, batch_id: int) -> None:
+        rows.extend((batch_id, r["id"], r["ts"]) for r in df.collect())
+
+    query = (
+        spark.readStream.format(FMT)
+        .options(**opts)
+        .load(str(directory))
+        .writeStream.foreachBatch(collect)
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
+    try:
+        assert query.awaitTermination(180), "the AvailableNow query did not finish"
+        assert query.exception() is None, query.exception()
+    finally:
+        query.stop()
+    return rows
+
+
+def _cuts(checkpoint: Path) -> dict[int, int]:
+    """Batch id -> the cut (epoch ms) of its end offset, from the offset log."""
+    files = [f for f in (checkpoint / "offsets").iterdir() if f.name.isdigit()]
+    out = {}
+    for f in files:
+        offset = json.loads(f.read_text().splitlines()[-1])
+        out[int(f.name)] = offset["cut"]["t"]
+    return out
+
+
+def _ms(t: datetime) -> int:
+    aware = t if t.tzinfo is not None else t.replace(tzinfo=UTC)
+    return (aware - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
+
+
+def _check(rows: list[tuple[int, str, datetime]], checkpoint: Path, files: int) -> dict[int, set[str]]:
+    ids = [r[1] for r in rows]
+    assert len(ids) == files * ROWS and len(set(ids)) == len(ids), "a row was lost or read twice"
+    cuts = _cuts(checkpoint)
+    by_batch: dict[int, set[str]] = {}
+    for batch, rid, ts in rows:
+        assert _ms(ts) < cuts[batch], f"batch {batch} read {rid} at {ts}, at or after its cut {cuts[batch]}"
+        by_batch.setdefault(batch, set()).add(rid.split("-")[0])
+    return by_batch
+
+
+def test_the_file_behind_is_read_before_the_file_ahead(spark: Any, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    _write(data, "ahead", 3_600, 1)
+    _write(data, "behind", 0, 1)
+    rows = _run(spark, data, tmp_path / "chk", **CUT)
+    by_batch = _check(rows, tmp_path / "chk", 2)
+    assert [by_batch[b] for b in sorted(by_batch)] == [{"behind"}, {"ahead"}]
+
+
+def test_interleaved_files_take_turns_by_row_group(spark: Any, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    _write(data, "a", 0, 2)  # 0, 2, 4, ... s: row groups of 100 s
+    _write(data, "b", 1, 2)  # 1, 3, 5, ... s
+    rows = _run(spark, data, tmp_path / "chk", maxFilesPerTrigger="1", **CUT)
+    by_batch = _check(rows, tmp_path / "chk", 2)
+    assert len(by_batch) >= ROWS // GROUP, by_batch
+
+
+def test_cut_needs_parquet_and_a_column(spark: Any, tmp_path: Path) -> None:
+    for opts, named in (
+        ({**CUT, "format": "csv"}, "parquet"),
+        ({"format": "parquet", "eventTime.alignment": "cut"}, "eventTime.column"),
+    ):
+        with pytest.raises(Exception, match=named):
+            spark.readStream.format(FMT).options(**opts).load(str(tmp_path))
