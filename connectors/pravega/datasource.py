@@ -7,10 +7,12 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSourceReader, DataSourceStreamWriter, DataSourceWriter
 from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
+from typing_extensions import override
 
 from connector_base import InvalidOptionError
 from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner, SplitsPartition
 from connector_base.spark.bridge import _BridgeBatchReader
+from connector_base.spark.event_time_options import EventTimeOptions
 from connectors._extras import require_extra
 from connectors.pravega.controller_client import CLIENT_MODULES
 from connectors.pravega.options import PravegaSinkOptions, PravegaSourceOptions, ReadMode
@@ -65,6 +67,15 @@ class PravegaDataSource(SourceDataSource):
 
     def create_planner(self, source: PravegaSource) -> SplitPlanner[object]:  # type: ignore[override,type-var]  # noqa: D102
         return PravegaSegmentPlanner(source.options)  # type: ignore[return-value]
+
+    @override
+    def event_time_cut_support(self, options: EventTimeOptions) -> str | None:
+        return (
+            f"off: format {self.name()!r} has no event-time lookups on the driver: events are opaque "
+            "bytes at byte offsets with no index by time, so a cut by a column would read and decode "
+            "every unread event on the driver each batch (docs/event-time.md says what Pravega's writer "
+            "watermarks could add)"
+        )
 
     def read_limit_options(self) -> ReadLimitOptions:  # noqa: D102
         return self._options(streaming=True).read_limits()

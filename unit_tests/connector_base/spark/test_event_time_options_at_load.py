@@ -15,12 +15,13 @@ from connectors.pravega.datasource import PravegaDataSource
 from connectors.sequence.datasource import SequenceDataSource
 
 KAFKA = {"kafka.bootstrap.servers": "127.0.0.1:9", "subscribe": "t"}
+FILES = {"path": "/nonexistent-dir/*.parquet", "format": "parquet"}
+KINESIS = {"streamName": "s", "region": "us-east-1"}
 WITHOUT_LOOKUPS: list[tuple[Any, dict[str, str]]] = [
-    (FilesDataSource, {"path": "/nonexistent-dir/*.txt", "format": "text"}),
-    (KinesisDataSource, {"streamName": "s", "region": "us-east-1"}),
     (PravegaDataSource, {"controller": "tcp://127.0.0.1:9090", "scope": "sc", "stream": "s"}),
     (SequenceDataSource, {}),
 ]
+EVERY_FORMAT = [(FilesDataSource, FILES), (KinesisDataSource, KINESIS), *WITHOUT_LOOKUPS]
 
 
 def _ds(cls: Any, options: dict[str, str]) -> Any:
@@ -36,7 +37,7 @@ def test_formats_without_lookups_refuse_the_cut_naming_the_option(cls: Any, opti
     assert "no event-time lookups" in str(info.value)
 
 
-@pytest.mark.parametrize("cls, options", WITHOUT_LOOKUPS, ids=lambda v: getattr(v, "__name__", ""))
+@pytest.mark.parametrize("cls, options", EVERY_FORMAT, ids=lambda v: getattr(v, "__name__", ""))
 def test_off_is_accepted_everywhere_and_never_reaches_the_connector(
     cls: Any, options: dict[str, str]
 ) -> None:
@@ -66,3 +67,23 @@ def test_kafka_accepts_the_cut_on_record_timestamps() -> None:
 def test_kafka_bad_event_time_options_fail_at_load(extra: dict[str, str], option: str) -> None:
     with pytest.raises(InvalidOptionError, match=f"option '{option}'"):
         _ds(KafkaDataSource, {**KAFKA, **extra}).schema()
+
+
+def test_kinesis_accepts_the_cut_on_arrival_times_only() -> None:
+    for column in ({}, {"eventTime.column": "approximateArrivalTimestamp"}):
+        ds = _ds(KinesisDataSource, {**KINESIS, "eventTime.alignment": "cut", **column})
+        ds.schema()
+        assert ds.event_time_options().cut
+    with pytest.raises(InvalidOptionError, match="option 'eventTime.alignment'.*approximateArrivalTimestamp"):
+        _ds(KinesisDataSource, {**KINESIS, "eventTime.alignment": "cut", "eventTime.column": "data"}).schema()
+
+
+def test_files_accept_the_cut_on_a_parquet_column_only() -> None:
+    ds = _ds(FilesDataSource, {**FILES, "eventTime.alignment": "cut", "eventTime.column": "ts"})
+    assert ds.event_time_options().cut and ds.event_time_options().column == "ts"
+    for options, named in (
+        ({**FILES, "format": "csv", "eventTime.column": "ts"}, "Parquet row-group statistics"),
+        (FILES, "set eventTime.column"),
+    ):
+        with pytest.raises(InvalidOptionError, match=f"option 'eventTime.alignment'.*{named}"):
+            _ds(FilesDataSource, {**options, "eventTime.alignment": "cut"})
