@@ -1,5 +1,9 @@
 """``PravegaClusterClient``: the controller plus pooled segment store connections, per thread of use.
 
+Network faults: ``info`` and ``read`` reconnect and try again within ``networkTimeoutMs``
+(:mod:`connectors.pravega.network_retry`) when the connection is refused, reset, closed or silent
+for ``readTimeoutMs`` (the socket timeout); a read resumes at the first byte it has not yet yielded.
+
 Threading: one instance per thread (enumerator discovery, the planner, each fetcher).
 """
 
@@ -17,18 +21,21 @@ from connectors.pravega.controller_client import (
     delegation_token,
     shared_controller,
 )
+from connectors.pravega.network_retry import NetworkRetry
 from connectors.pravega.positions import StreamId
 from connectors.pravega.segment_store_client import (
-    NoSuchSegmentError,
     SegmentInfo,
     SegmentStoreClient,
-    SegmentTruncatedError,
+    SegmentStoreConnectionError,
 )
 from connectors.pravega.split import segment_split_id
 
 __all__ = ["PravegaClusterClient", "segment_name"]
 
 LOG = logging.getLogger(__name__)
+
+NETWORK_ERRORS = (OSError, SegmentStoreConnectionError)
+"""Errors after which a new connection may succeed (refused, reset, closed, socket timeout)."""
 
 
 def segment_name(scope: str, stream: str, segment_id: int) -> str:
@@ -78,7 +85,9 @@ class PravegaClusterClient:
             endpoint = self._endpoints[key] = self.controller.endpoint(scope, stream, segment_id)
         store = self._stores.get(endpoint)
         if store is None:
-            store = self._stores[endpoint] = SegmentStoreClient(*endpoint, tls=self._tls_context())
+            timeout_s = self.settings.read_timeout_ms / 1000.0
+            store = SegmentStoreClient(*endpoint, timeout_s=timeout_s, tls=self._tls_context())
+            self._stores[endpoint] = store
         return store
 
     def _tls_context(self) -> ssl.SSLContext | None:
@@ -96,34 +105,50 @@ class PravegaClusterClient:
         if store is not None:
             store.close()
 
+    def _retry(self, what: str) -> NetworkRetry:
+        return NetworkRetry(what, "its segment store", self.settings.network_timeout_ms)
+
     def info(self, scope: str, stream: str, segment_id: int) -> SegmentInfo:
-        """Head, tail and seal state of a segment (one reconnect on a broken connection)."""
+        """Head, tail and seal state of a segment (reconnecting within ``networkTimeoutMs``)."""
         name = segment_name(scope, stream, segment_id)
-        for attempt in (1, 2):
-            store = self._store(scope, stream, segment_id)
+        retry = self._retry(f"segment store GetStreamSegmentInfo of {name}")
+        while True:
+            retry.attempt()
+            store: SegmentStoreClient | None = None
             try:
+                store = self._store(scope, stream, segment_id)
                 return store.info(name, self._token(scope, stream))
-            except (NoSuchSegmentError, SegmentTruncatedError):
-                raise
-            except Exception:
+            except NETWORK_ERRORS as e:
                 self._drop(scope, stream, segment_id)
-                if attempt == 2:
-                    raise
-        raise AssertionError("unreachable")
+                retry.failed(e, store.endpoint if store is not None else None)
 
     def read(
         self, scope: str, stream: str, segment_id: int, start: int, end: int
     ) -> Iterator[tuple[int, memoryview]]:
-        """``(offset, bytes)`` chunks of ``[start, end)``; the connection is dropped on failure."""
+        """``(offset, bytes)`` chunks of ``[start, end)``, each byte once.
+
+        A connection that fails is dropped and the read resumes on a new one at the first byte not
+        yet yielded, within ``networkTimeoutMs``; any other failure drops it and is raised.
+        """
         name = segment_name(scope, stream, segment_id)
-        store = self._store(scope, stream, segment_id)
-        try:
-            yield from store.read(name, start, end, self._token(scope, stream))
-        except (NoSuchSegmentError, SegmentTruncatedError):
-            raise
-        except BaseException:
-            self._drop(scope, stream, segment_id)
-            raise
+        retry = self._retry(f"segment store ReadSegment of {name}")
+        pos = start
+        while pos < end:
+            retry.attempt()
+            store: SegmentStoreClient | None = None
+            try:
+                store = self._store(scope, stream, segment_id)
+                for offset, data in store.read(name, pos, end, self._token(scope, stream)):
+                    yield offset, data
+                    pos = offset + len(data)
+                    retry.succeeded()
+                return
+            except NETWORK_ERRORS as e:
+                self._drop(scope, stream, segment_id)
+                retry.failed(e, store.endpoint if store is not None else None)
+            except BaseException:
+                self._drop(scope, stream, segment_id)
+                raise
 
     def read_bytes(self, scope: str, stream: str, segment_id: int, start: int, end: int) -> bytes:
         """``[start, end)`` as one buffer."""

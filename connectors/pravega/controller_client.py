@@ -5,6 +5,12 @@ itself: current segments, segments at the head (the truncation point), successor
 segment and the segment store endpoint of a segment. Requests go through generic gRPC calls on
 Pravega's real method paths with messages from the connector's private copy of the proto.
 
+Network faults: the read-only calls (``RETRIED_CALLS``) that end ``UNAVAILABLE`` (refused, reset) or
+``DEADLINE_EXCEEDED`` (no answer within ``readTimeoutMs``) are retried within ``networkTimeoutMs``
+(:mod:`connectors.pravega.network_retry`); a deadline also replaces the channel, so a half-open
+connection is left behind. Commits, aborts and creations are sent once (a lost answer may hide a
+done change); their callers check the state instead.
+
 Threading: a client is used from one thread at a time; ``shared_controller`` pools one client per
 (controller, security settings) per process, as DESIGN.md allows for expensive clients.
 """
@@ -18,13 +24,44 @@ from typing import Any
 
 from connector_base import ConnectorError
 from connectors._extras import require_extra
+from connectors.pravega.network_retry import NetworkRetry
 
-__all__ = ["ControllerClient", "SegmentRange", "Successor", "ConnectionSettings", "shared_controller"]
+__all__ = [
+    "DEFAULT_NETWORK_TIMEOUT_MS",
+    "DEFAULT_READ_TIMEOUT_MS",
+    "RETRIED_CALLS",
+    "ControllerClient",
+    "SegmentRange",
+    "Successor",
+    "ConnectionSettings",
+    "shared_controller",
+]
 
 pb: Any = None  # the generated messages (no type stubs), imported with grpc by the first client
 CLIENT_MODULES = ("grpc", "google.protobuf")
 SERVICE = "/io.pravega.controller.stream.api.grpc.v1.ControllerService/"
-CALL_TIMEOUT_S = 30.0
+DEFAULT_NETWORK_TIMEOUT_MS = 120_000
+"""How long calls that read and fail on the network are retried (``networkTimeoutMs``)."""
+DEFAULT_READ_TIMEOUT_MS = 30_000
+"""How long one controller call or segment store reply is waited for (``readTimeoutMs``)."""
+RETRIED_CALLS = frozenset(
+    {
+        "checkStreamExists",
+        "getCurrentSegments",
+        "getSegments",
+        "getSegmentsImmediatelyFollowing",
+        "getURI",
+        "checkTransactionState",
+        "getDelegationToken",
+    }
+)
+"""Controller calls that only read: sending one again after a lost answer changes nothing."""
+_CHANNEL_OPTIONS = [
+    ("grpc.initial_reconnect_backoff_ms", 200),
+    ("grpc.min_reconnect_backoff_ms", 200),
+    ("grpc.max_reconnect_backoff_ms", 2000),
+]
+"""gRPC's own reconnect backoff grows to 120 s; a retried call must find the controller soon after."""
 HEAD_TIMESTAMP = 0
 """``getSegments`` at time 0 answers the head stream cut (the truncation point)."""
 
@@ -40,11 +77,14 @@ class ConnectionSettings:
     username: str | None = None
     password: str | None = None
     auth_token: str | None = None
+    network_timeout_ms: int = DEFAULT_NETWORK_TIMEOUT_MS
+    read_timeout_ms: int = DEFAULT_READ_TIMEOUT_MS
 
     def __repr__(self) -> str:
         return (
             f"ConnectionSettings(controller={self.controller!r}, tls_enabled={self.tls_enabled}, "
-            f"auth_enabled={self.auth_enabled}, credentials={'<set>' if self.has_secret else '<none>'})"
+            f"auth_enabled={self.auth_enabled}, credentials={'<set>' if self.has_secret else '<none>'}, "
+            f"network_timeout_ms={self.network_timeout_ms}, read_timeout_ms={self.read_timeout_ms})"
         )
 
     @property
@@ -112,34 +152,63 @@ class ControllerClient:
 
     def __init__(self, settings: ConnectionSettings) -> None:
         self.settings = settings
-        grpc = self._grpc = _client_libraries()
+        self._grpc = _client_libraries()
+        self._lock = threading.Lock()
+        self._channel = self._new_channel()
+        self._metadata = settings.metadata()
+        self._calls: dict[str, Any] = {}
+        self._network_codes = (self._grpc.StatusCode.UNAVAILABLE, self._grpc.StatusCode.DEADLINE_EXCEEDED)
+
+    def _new_channel(self) -> Any:
+        grpc, settings = self._grpc, self.settings
         if settings.tls_enabled:
             roots = None
             if settings.trust_store:
                 with open(settings.trust_store, "rb") as f:
                     roots = f.read()
-            self._channel = grpc.secure_channel(settings.target, grpc.ssl_channel_credentials(roots))
-        else:
-            self._channel = grpc.insecure_channel(settings.target)
-        self._metadata = settings.metadata()
-        self._calls: dict[str, Any] = {}
+            credentials = grpc.ssl_channel_credentials(roots)
+            return grpc.secure_channel(settings.target, credentials, options=_CHANNEL_OPTIONS)
+        return grpc.insecure_channel(settings.target, options=_CHANNEL_OPTIONS)
+
+    def _replace_channel(self, stale: Any) -> None:
+        """A new channel (a call timed out: its connection may be half-open), unless one already was."""
+        with self._lock:
+            if self._channel is stale:
+                self._channel = self._new_channel()
+                self._calls.clear()
+                stale.close()
+
+    def _callable(self, method: str, response_type: Any) -> tuple[Any, Any]:
+        with self._lock:
+            channel = self._channel
+            call = self._calls.get(method)
+            if call is None:
+                call = channel.unary_unary(
+                    SERVICE + method,
+                    request_serializer=lambda m: m.SerializeToString(),
+                    response_deserializer=response_type.FromString,
+                )
+                self._calls[method] = call
+            return channel, call
 
     def _call(self, method: str, request: Any, response_type: Any) -> Any:
-        call = self._calls.get(method)
-        if call is None:
-            call = self._channel.unary_unary(
-                SERVICE + method,
-                request_serializer=lambda m: m.SerializeToString(),
-                response_deserializer=response_type.FromString,
-            )
-            self._calls[method] = call
-        try:
-            return call(request, timeout=CALL_TIMEOUT_S, metadata=self._metadata or None)
-        except self._grpc.RpcError as e:
-            code = e.code() if hasattr(e, "code") else None
-            raise ConnectorError(
-                f"Pravega controller {self.settings.target} failed {method}: {code} {e.details() if hasattr(e, 'details') else e}"  # noqa: E501
-            ) from None
+        retry = NetworkRetry(f"controller {method}", self.settings.target, self.settings.network_timeout_ms)
+        timeout_s = self.settings.read_timeout_ms / 1000.0
+        while True:
+            channel, call = self._callable(method, response_type)
+            retry.attempt()
+            try:
+                return call(request, timeout=timeout_s, metadata=self._metadata or None)
+            except self._grpc.RpcError as e:
+                code = e.code() if hasattr(e, "code") else None
+                details = e.details() if hasattr(e, "details") else str(e)
+                target = self.settings.target
+                error = ConnectorError(f"Pravega controller {target} failed {method}: {code} {details}")
+                if code not in self._network_codes or method not in RETRIED_CALLS:
+                    raise error from None
+                if code == self._grpc.StatusCode.DEADLINE_EXCEEDED:
+                    self._replace_channel(channel)
+                retry.failed(error)
 
     @staticmethod
     def _stream(scope: str, stream: str) -> Any:
@@ -199,7 +268,8 @@ class ControllerClient:
 
     def close(self) -> None:
         """Close the channel."""
-        self._channel.close()
+        with self._lock:
+            self._channel.close()
 
 
 def _range(r: Any) -> SegmentRange:

@@ -8,7 +8,11 @@ from enum import Enum
 
 from connector_base import InvalidOptionError
 from connector_base.spark import ReadLimitOptions, parse_duration_ms, parse_positive_int
-from connectors.pravega.controller_client import ConnectionSettings
+from connectors.pravega.controller_client import (
+    DEFAULT_NETWORK_TIMEOUT_MS,
+    DEFAULT_READ_TIMEOUT_MS,
+    ConnectionSettings,
+)
 from connectors.pravega.positions import CutKind, StreamCutSpec, StreamId, parse_stream_cut
 
 __all__ = ["PravegaSourceOptions", "PravegaSinkOptions", "ReadMode", "connection_settings"]
@@ -23,6 +27,8 @@ _CONNECTION_KEYS = {
     "username",
     "password",
     "auth_token",
+    "networktimeoutms",
+    "readtimeoutms",
 }
 _SOURCE_KEYS = _CONNECTION_KEYS | {
     "scope",
@@ -93,6 +99,19 @@ def _bool(options: Mapping[str, str], key: str, default: bool) -> bool:
     return value == "true"
 
 
+def _millis(options: Mapping[str, str], key: str, default: int, minimum: int) -> int:
+    raw = options.get(key.lower())
+    if raw is None:
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        raise InvalidOptionError(key, raw, f"a whole number of milliseconds >= {minimum}")
+    return value
+
+
 def connection_settings(options: Mapping[str, str]) -> ConnectionSettings:
     """The controller address and security settings (lower-cased keys)."""
     controller = options.get("controller")
@@ -118,6 +137,8 @@ def connection_settings(options: Mapping[str, str]) -> ConnectionSettings:
         username=username,
         password=password,
         auth_token=token,
+        network_timeout_ms=_millis(options, "networkTimeoutMs", DEFAULT_NETWORK_TIMEOUT_MS, 0),
+        read_timeout_ms=_millis(options, "readTimeoutMs", DEFAULT_READ_TIMEOUT_MS, 1),
     )
 
 

@@ -7,6 +7,8 @@ per event. Reads never go past a known tail, so they never wait in the store's t
 
 Error replies become exceptions: ``SegmentTruncatedError`` (with the new head),
 ``NoSuchSegmentError``, and ``ConnectorError`` for anything else (wrong host, auth, unsupported).
+A connection that ends (closed, reset, no answer within the socket timeout) raises
+``SegmentStoreConnectionError`` or ``OSError``: the caller may reconnect and read again.
 
 Threading: one client per thread (a fetcher thread or the driver's planning thread).
 """
@@ -23,6 +25,7 @@ from connector_base import ConnectorError
 
 __all__ = [
     "NoSuchSegmentError",
+    "SegmentStoreConnectionError",
     "SegmentInfo",
     "SegmentStoreClient",
     "SegmentTruncatedError",
@@ -53,6 +56,10 @@ class NoSuchSegmentError(ConnectorError):
     def __init__(self, segment: str) -> None:
         super().__init__(f"segment {segment} does not exist")
         self.segment = segment
+
+
+class SegmentStoreConnectionError(ConnectorError):
+    """The connection ended before a whole reply arrived (reconnecting may succeed)."""
 
 
 class SegmentTruncatedError(ConnectorError):
@@ -136,8 +143,12 @@ class SegmentStoreClient:
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 * MAX_READ_BYTES)
         self._file = self._sock.makefile("rb", buffering=2 * MAX_READ_BYTES)
         self._next_id = 1
-        self._send(HELLO, struct.pack(">ii", WIRE_VERSION, OLDEST_COMPATIBLE_VERSION))
-        code, _body = self._receive()
+        try:
+            self._send(HELLO, struct.pack(">ii", WIRE_VERSION, OLDEST_COMPATIBLE_VERSION))
+            code, _body = self._receive()
+        except BaseException:
+            self.close()
+            raise
         if code != HELLO:
             raise ConnectorError(f"segment store {self.endpoint} answered Hello with wire command {code}")
 
@@ -149,11 +160,13 @@ class SegmentStoreClient:
         while True:
             header = self._file.read(8)
             if len(header) < 8:
-                raise ConnectorError(f"segment store {self.endpoint} closed the connection")
+                raise SegmentStoreConnectionError(f"segment store {self.endpoint} closed the connection")
             code, length = _HEADER.unpack(header)
             body = self._file.read(length) if length else b""
             if len(body) < length:
-                raise ConnectorError(f"segment store {self.endpoint} closed the connection mid-reply")
+                raise SegmentStoreConnectionError(
+                    f"segment store {self.endpoint} closed the connection mid-reply"
+                )
             if code != KEEP_ALIVE:
                 return code, body
 
