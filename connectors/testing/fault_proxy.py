@@ -8,9 +8,10 @@ Faults are set at runtime from the test's thread, while clients are connected:
   ``s`` seconds, then listens again (``restore()`` ends it early);
 - ``blackhole(s)``: open connections are reset and new ones are accepted but get no upstream and
   no answer, as behind a dropping firewall, for ``s`` seconds (held connections are then reset);
-- ``half_open(direction)``: the connections open now stay open but stop forwarding in one or
-  both directions (what they send is read and dropped), like a peer that vanished without a FIN;
-  they are never healed, so only a client that times out its requests recovers;
+- ``half_open(direction, accepted_after=n)``: the connections open now (those accepted after the
+  ``n``-th, if given) stay open but stop forwarding in one or both directions (what they send is
+  read and dropped), like a peer that vanished without a FIN; they are never healed, so only a
+  client that times out its requests recovers;
 - ``stats()``: bytes forwarded each way, connections accepted, open, reset.
 
 Threading: the proxy runs an asyncio loop on one daemon thread that it owns; every control method
@@ -71,8 +72,12 @@ class _Mode(enum.Enum):
 class _Connection:
     """One client connection and its upstream (``None`` while blackholed)."""
 
-    def __init__(self, client: asyncio.StreamWriter, upstream: asyncio.StreamWriter | None) -> None:
+    def __init__(
+        self, client: asyncio.StreamWriter, upstream: asyncio.StreamWriter | None, number: int = 0
+    ) -> None:
         self.client = client
+        self.number = number
+        """1 for the first connection the proxy accepted, and so on."""
         self.upstream = upstream
         self.drop_up = False
         self.drop_down = False
@@ -171,14 +176,19 @@ class FaultProxy:
         """Forward again (ends ``refuse``/``blackhole``; latency stays; half-open connections stay dead)."""
         self._call(self._restore)
 
-    def half_open(self, direction: Direction = Direction.BOTH) -> int:
-        """Stop forwarding on the open connections in ``direction``; returns how many."""
+    def half_open(self, direction: Direction = Direction.BOTH, accepted_after: int = 0) -> int:
+        """Stop forwarding on the open connections in ``direction``; returns how many.
+
+        ``accepted_after``: only connections accepted after that many (``stats().accepted`` taken
+        earlier), so a client that connected before, such as a server's own peer, is spared.
+        """
 
         async def apply() -> int:
-            for c in self._conns:
+            chosen = [c for c in self._conns if c.number > accepted_after]
+            for c in chosen:
                 c.drop_up = c.drop_up or direction in (Direction.UPSTREAM, Direction.BOTH)
                 c.drop_down = c.drop_down or direction in (Direction.DOWNSTREAM, Direction.BOTH)
-            return len(self._conns)
+            return len(chosen)
 
         return self._call(apply)
 
@@ -253,6 +263,7 @@ class FaultProxy:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._accepted += 1
+        number = self._accepted
         if self._mode is not _Mode.FORWARD:
             conn = _Connection(writer, None)
             self._conns.add(conn)
@@ -271,7 +282,7 @@ class FaultProxy:
         except (OSError, TimeoutError):
             _Connection(writer, None).abort()  # upstream down: the client sees a reset
             return
-        conn = _Connection(writer, up_writer)
+        conn = _Connection(writer, up_writer, number)
         self._conns.add(conn)
         conn.tasks = [
             asyncio.create_task(self._pump(conn, reader, up_writer, upstream=True)),

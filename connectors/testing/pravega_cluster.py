@@ -184,14 +184,25 @@ class EmulatorProcess:
         self.ports: dict[str, Any] = {}
         self._process: subprocess.Popen[bytes] | None = None
 
-    def start(self, controller_port: int = 0, segment_store_port: int = 0, control_port: int = 0) -> None:
-        """Start the emulator (0 = free port) and wait for its ready line."""
+    def start(
+        self,
+        controller_port: int = 0,
+        segment_store_port: int = 0,
+        control_port: int = 0,
+        published_segment_store_port: int = 0,
+    ) -> None:
+        """Start the emulator (0 = free port) and wait for its ready line.
+
+        ``published_segment_store_port``: the port the controller names for the segment store
+        (a fault proxy's); 0 names the store's own.
+        """
         command = [
             sys.executable, "-m", "connectors.testing.pravega_emulator",
             "--host", "127.0.0.1",
             "--controller-port", str(controller_port),
             "--segment-store-port", str(segment_store_port),
             "--control-port", str(control_port),
+            "--published-segment-store-port", str(published_segment_store_port),
             "--tail-wait-ms", str(self.tail_wait_ms),
             "--parent-pid", str(os.getpid()),
         ]  # fmt: skip

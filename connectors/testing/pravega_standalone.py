@@ -128,8 +128,17 @@ class StandaloneSecurity:
 class PravegaStandalone:
     """One standalone Pravega JVM in its own process group, on free loopback ports."""
 
-    def __init__(self, work_dir: Path, security: StandaloneSecurity | None = None, heap: str = "1g") -> None:
+    def __init__(
+        self,
+        work_dir: Path,
+        security: StandaloneSecurity | None = None,
+        heap: str = "1g",
+        published_segment_store_port: int | None = None,
+    ) -> None:
         self.work_dir = work_dir
+        self.published_segment_store_port = published_segment_store_port
+        """The port the segment store tells clients (and its controller) to use, e.g. a proxy's;
+        ``None``: its own listening port."""
         self.security = security or StandaloneSecurity()
         self.heap = heap
         self.log_path = work_dir / "standalone.log"
@@ -166,6 +175,11 @@ class PravegaStandalone:
             "singlenode.metrics.enable": "false",
             "pravegaservice.service.listener.host.nameOrIp": "127.0.0.1",
             "pravegaservice.service.published.host.nameOrIp": self.host,
+            **(
+                {"pravegaservice.service.published.port": str(self.published_segment_store_port)}
+                if self.published_segment_store_port
+                else {}
+            ),
             "logback.configurationFile": str(logback),
             **self.security.properties(),
         }
@@ -179,7 +193,9 @@ class PravegaStandalone:
     def start(self) -> None:
         """Start the JVM and wait until the controller creates a scope."""
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        self.zk_port, self.controller_port, self.segment_store_port = free_port(), free_port(), free_port()
+        self.zk_port = free_port()
+        self.controller_port = free_port()
+        self.segment_store_port = self.segment_store_port or free_port()  # a caller may choose it
         command = _watched(self.command())
         began = time.monotonic()
         self._process = spawn_group(command, self.work_dir / "standalone.out", cwd=self.work_dir)

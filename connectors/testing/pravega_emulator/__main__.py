@@ -43,6 +43,12 @@ def _parser() -> argparse.ArgumentParser:
         "--segment-store-port", type=int, default=0, help="segment store port; 0 picks a free one (default 0)"
     )
     parser.add_argument(
+        "--published-segment-store-port",
+        type=int,
+        default=0,
+        help="segment store port the controller names to clients (a proxy's); 0: the store's own (default 0)",
+    )
+    parser.add_argument(
         "--control-port",
         type=int,
         default=0,
@@ -72,7 +78,9 @@ def _parser() -> argparse.ArgumentParser:
 
 async def _run(args: argparse.Namespace) -> None:
     emulator = PravegaEmulator(args.host, args.data_dir, tail_wait=args.tail_wait_ms / 1000)
-    ports = await emulator.start(args.controller_port, args.segment_store_port, args.control_port)
+    ports = await emulator.start(
+        args.controller_port, args.segment_store_port, args.control_port, args.published_segment_store_port
+    )
     print(
         json.dumps(
             {

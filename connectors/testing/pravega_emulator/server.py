@@ -48,11 +48,19 @@ class PravegaEmulator:
         self._grpc: grpc.aio.Server | None = None
 
     async def start(
-        self, controller_port: int = 0, segment_store_port: int = 0, control_port: int = 0
+        self,
+        controller_port: int = 0,
+        segment_store_port: int = 0,
+        control_port: int = 0,
+        published_segment_store_port: int = 0,
     ) -> EmulatorPorts:
-        """Bind all servers (0 = any free port) and return the bound ports."""
+        """Bind all servers (0 = any free port) and return the bound ports.
+
+        ``published_segment_store_port`` is the port the controller names for the segment store
+        (a proxy in front of it); 0 names the store's own port.
+        """
         store_port = await self.segment_store.start(self.host, segment_store_port)
-        servicer = ControllerServicer(self.metadata, self.host, store_port)
+        servicer = ControllerServicer(self.metadata, self.host, published_segment_store_port or store_port)
         self._grpc = server = build_server(servicer)
         bound = server.add_insecure_port(f"{self.host}:{controller_port}")
         if bound == 0:
