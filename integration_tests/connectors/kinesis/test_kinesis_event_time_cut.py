@@ -4,7 +4,8 @@ Shard "behind" gets its records first, shard "ahead" ``SKEW_S`` later (arrival t
 forged, so the skew is made by waiting). With ``maxRecordsPerTrigger`` below one shard's backlog, the
 cut reads the records that arrived first, whichever shard holds them: every batch's records arrived
 before every later batch's, and every record comes once. Without the cut the limit is spread over
-both shards, so the first batch mixes them (what a watermark would drop as late on the next batch).
+both shards, so the first batch mixes them and a 500 ms watermark drops the rest of the shard
+behind as late; with the cut it drops none.
 """
 
 from __future__ import annotations
@@ -108,14 +109,51 @@ def test_cut_reads_by_arrival_time_across_shards_and_every_record_once(
     assert {r[1] for r in batches[order[0]]} == {behind}, "the first batch read the shard ahead"
 
 
-def test_without_the_cut_the_limit_mixes_the_shards(
+def _dropped_by_watermark(
+    spark: Any, endpoint: KinesisEndpoint, stream: str, checkpoint: Path, **extra: str
+) -> int:
+    """Rows a 500 ms watermark (dedup + 1 s windowed count, update mode) dropped as late; all counted."""
+    from pyspark.sql import functions as F
+
+    opts = options(endpoint, stream, maxRecordsPerTrigger=str(LIMIT), **extra)
+    name = f"kinesis_wm_{checkpoint.name}"
+    counts = (
+        spark.readStream.format("kinesis-unified")
+        .options(**opts)
+        .load()
+        .withWatermark("approximateArrivalTimestamp", "500 milliseconds")
+        .dropDuplicatesWithinWatermark(["shardId", "sequenceNumber"])
+        .groupBy(F.window("approximateArrivalTimestamp", "1 second"))
+        .count()
+    )
+    query = (
+        counts.writeStream.format("memory")
+        .queryName(name)
+        .outputMode("update")
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
+    try:
+        assert query.awaitTermination(180), "the AvailableNow query did not finish"
+        assert query.exception() is None, query.exception()
+        progress = query.recentProgress
+    finally:
+        query.stop()
+    read = sum(p["numInputRows"] for p in progress)
+    assert read == 2 * CHUNKS * CHUNK, f"the source read {read} rows"
+    return sum(op.get("numRowsDroppedByWatermark", 0) for p in progress for op in p["stateOperators"])
+
+
+def test_a_watermark_drops_no_row_with_the_cut_and_some_without(
     kinesis_endpoint: KinesisEndpoint, spark: Any, skewed: tuple[str, str, str], tmp_path: Path
 ) -> None:
-    stream, behind, ahead = skewed
-    rows = _run(spark, kinesis_endpoint, stream, tmp_path / "off")
-    assert len({r[3] for r in rows}) == 2 * CHUNKS * CHUNK
-    first = min(r[0] for r in rows)
-    assert {r[1] for r in rows if r[0] == first} == {behind, ahead}
+    stream, _behind, _ahead = skewed
+    cut = _dropped_by_watermark(
+        spark, kinesis_endpoint, stream, tmp_path / "cut", **{"eventTime.alignment": "cut"}
+    )
+    off = _dropped_by_watermark(spark, kinesis_endpoint, stream, tmp_path / "off")
+    assert (cut, off > 0) == (0, True), f"dropped as late: {cut} with the cut, {off} without"
 
 
 def test_cut_refuses_a_column_the_driver_cannot_see(kinesis_endpoint: KinesisEndpoint, spark: Any) -> None:
