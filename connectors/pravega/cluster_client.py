@@ -27,6 +27,7 @@ from connectors.pravega.segment_store_client import (
     SegmentInfo,
     SegmentStoreClient,
     SegmentStoreConnectionError,
+    WrongHostError,
 )
 from connectors.pravega.split import segment_split_id
 
@@ -34,8 +35,9 @@ __all__ = ["PravegaClusterClient", "segment_name"]
 
 LOG = logging.getLogger(__name__)
 
-NETWORK_ERRORS = (OSError, SegmentStoreConnectionError)
-"""Errors after which a new connection may succeed (refused, reset, closed, socket timeout)."""
+NETWORK_ERRORS = (OSError, SegmentStoreConnectionError, WrongHostError)
+"""Errors after which a new connection may succeed (refused, reset, closed, socket timeout, and a
+store that no longer owns the segment: the controller is asked for its store again)."""
 
 
 def segment_name(scope: str, stream: str, segment_id: int) -> str:

@@ -204,7 +204,9 @@ class ControllerClient:
                 details = e.details() if hasattr(e, "details") else str(e)
                 target = self.settings.target
                 error = ConnectorError(f"Pravega controller {target} failed {method}: {code} {details}")
-                if code not in self._network_codes or method not in RETRIED_CALLS:
+                # CANCELLED: another thread replaced (closed) the channel this call was on
+                replaced = code == self._grpc.StatusCode.CANCELLED and channel is not self._channel
+                if not (code in self._network_codes or replaced) or method not in RETRIED_CALLS:
                     raise error from None
                 if code == self._grpc.StatusCode.DEADLINE_EXCEEDED:
                     self._replace_channel(channel)

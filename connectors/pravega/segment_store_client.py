@@ -26,6 +26,7 @@ from connector_base import ConnectorError
 __all__ = [
     "NoSuchSegmentError",
     "SegmentStoreConnectionError",
+    "WrongHostError",
     "SegmentInfo",
     "SegmentStoreClient",
     "SegmentTruncatedError",
@@ -60,6 +61,10 @@ class NoSuchSegmentError(ConnectorError):
 
 class SegmentStoreConnectionError(ConnectorError):
     """The connection ended before a whole reply arrived (reconnecting may succeed)."""
+
+
+class WrongHostError(ConnectorError):
+    """The store does not own the segment (it moved): ask the controller for its store again."""
 
 
 class SegmentTruncatedError(ConnectorError):
@@ -184,6 +189,8 @@ class SegmentStoreClient:
             return SegmentTruncatedError(name, offset, head)
         if code == NO_SUCH_SEGMENT:
             return NoSuchSegmentError(segment)
+        if code == WRONG_HOST:
+            return WrongHostError(f"segment store {self.endpoint} answered WrongHost for {segment}@{offset}")
         if code == ERROR_MESSAGE:
             b.string()
             return ConnectorError(f"segment store {self.endpoint} refused {segment}@{offset}: {b.string()}")

@@ -182,14 +182,14 @@ def test_latency_and_resets_mid_read_batch_and_streaming(
     spark: Any, pravega: ProxiedPravega, tmp_path: Path
 ) -> None:
     """20 ms a chunk both ways, and every connection reset 3 times while segments are read."""
-    scope, stream, values = pravega.stream(3, 4000, "a")  # about 0.9 MB
+    scope, stream, values = pravega.stream(3, 3000, "a")  # about 0.65 MB
     opts = pravega.options(scope, stream, networkTimeoutMs="60000", readTimeoutMs="10000")
     for proxy in pravega.proxies:
         proxy.set_latency(0.02)
-    with _Resets(pravega.store, times=3, every_bytes=150_000) as resets:
+    with _Resets(pravega.store, times=3, every_bytes=120_000) as resets:
         _assert_exactly(_read(spark, opts), values)
     assert resets.left == 0, "the batch read ended before it was reset 3 times"
-    with _Resets(pravega.store, times=3, every_bytes=150_000) as resets:
+    with _Resets(pravega.store, times=3, every_bytes=120_000) as resets:
         q = _to_parquet(spark, {**opts, "maxEventsPerTrigger": "1500"}, tmp_path, {"availableNow": True})
         assert q.awaitTermination(180)
         assert q.exception() is None, q.exception()
