@@ -150,6 +150,7 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
             self._check_retention(split, pos, snapshot)
             if self.is_finished(split, raw) or any(p in splits for p in split.parent_shard_ids):
                 ends[sid] = raw
+                self._kept.add(split.shard_id)  # no head: a child waiting for its parents holds no cut
                 continue
             if sid in closed or split.closed or sid not in listed:
                 end = ShardPosition.at_timestamp(ending) if ending is not None else ShardPosition.shard_end()
@@ -384,7 +385,7 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
             full = self._full_ranges.setdefault(split.shard_id, (start, end))
             if full[0] != start:
                 self._full_ranges[split.shard_id] = (start, end)
-            out[sid] = position_at_time(start, end, t_ms, partial(self._first_record, split, start))
+            out[sid] = position_at_time(start, end, t_ms, partial(self._first_record, split, start, end))
         return out
 
     @override
@@ -402,9 +403,18 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
             for sid, (s, end) in ends.items()
         }
 
-    def _first_record(self, split: KinesisShardSplit, pos: Position) -> tuple[int | None, bool]:
-        """``(arrival of the record at pos, whether the shard has none there)``; probed once a plan."""
+    def _first_record(
+        self, split: KinesisShardSplit, pos: Position, end: Position | None = None
+    ) -> tuple[int | None, bool]:
+        """``(arrival of the record at pos, whether the shard has none there)``; probed once a plan.
+
+        Up to ``SHARD_END`` (a closed shard) the range is scanned instead, so an ``AT_TIMESTAMP``
+        probe that is not answered (kinesalite, past the last record) still finds the shard done.
+        """
         key = (split.shard_id, repr(pos))
+        if key not in self._first_at and end is not None and ShardPosition.from_json(end).is_shard_end:
+            scanned = self._scan(split, pos, end)
+            self._first_at[key] = (scanned[0][0], False) if scanned else (None, True)
         if key not in self._first_at:
             page, behind = self._first_page(split, ShardPosition.from_json(pos), limit=1)
             if page:

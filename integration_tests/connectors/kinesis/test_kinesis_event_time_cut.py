@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from connectors.testing.kinesis_endpoint import KinesisEndpoint
-from integration_tests.connectors.kinesis.helpers import options
+from connectors.testing.kinesis_endpoint import Gap, KinesisEndpoint
+from integration_tests.connectors.kinesis.helpers import keyed, options, wait_until, write
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -160,3 +160,48 @@ def test_cut_refuses_a_column_the_driver_cannot_see(kinesis_endpoint: KinesisEnd
     opts = options(kinesis_endpoint, "any", **{"eventTime.alignment": "cut", "eventTime.column": "data"})
     with pytest.raises(Exception, match="approximateArrivalTimestamp"):
         spark.readStream.format("kinesis-unified").options(**opts).load()
+
+
+@pytest.mark.timeout(300)
+def test_cut_reads_parents_to_shard_end_and_then_their_children(
+    kinesis_endpoint: KinesisEndpoint, spark: Any, tmp_path: Path
+) -> None:
+    """A split while a query with the cut runs: the closed parent reaches SHARD_END, children follow."""
+    reason = kinesis_endpoint.gap_reason(Gap.RESHARDING_ROUTING)
+    if reason:
+        pytest.skip(reason)
+    stream = kinesis_endpoint.create_stream(2)
+    expected = write(kinesis_endpoint, stream, 100, keys=20, tag="a")
+    sink: list[Any] = []
+    lock = threading.Lock()
+
+    def collect(df: Any, batch_id: int) -> None:
+        rows = df.collect()
+        with lock:
+            sink.extend(rows)
+
+    opts = options(
+        kinesis_endpoint,
+        stream,
+        shardDiscoveryIntervalMs="200",
+        **{"eventTime.alignment": "cut", "eventTime.idleTimeout": "2s"},
+    )
+    query = (
+        spark.readStream.format("kinesis-unified")
+        .options(**opts)
+        .load()
+        .writeStream.foreachBatch(collect)
+        .option("checkpointLocation", str(tmp_path / "chk"))
+        .trigger(processingTime="500 milliseconds")
+        .start()
+    )
+    try:
+        wait_until(lambda: len(sink) >= len(expected), 120, "the first records")
+        kinesis_endpoint.split_shard(stream, kinesis_endpoint.open_shards(stream)[0]["ShardId"])
+        expected += write(kinesis_endpoint, stream, 100, keys=20, tag="b")
+        wait_until(lambda: len(sink) >= len(expected), 120, "every record after the split")
+        assert query.exception() is None, query.exception()
+    finally:
+        query.stop()
+    assert sorted(keyed(sink)) == sorted((d, k) for k, d in expected), "records lost or duplicated"
+    assert len({r["shardId"] for r in sink}) >= 3, "the children were not read"

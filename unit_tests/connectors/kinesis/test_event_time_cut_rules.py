@@ -46,3 +46,8 @@ def test_an_open_shard_kept_for_lack_of_data_does_not_hold_the_cut_at_its_old_po
     assert head_time(at(5_000), complete_ms=9_000, kept=False) == 4_999  # a narrower planned end
     assert head_time(END, complete_ms=9_000, kept=False) == 8_999
     assert head_time(TRIM, complete_ms=None, kept=True) is None  # an unanswered probe: unknown
+
+
+def test_a_shard_held_without_a_known_bound_has_no_head() -> None:
+    # a child shard waiting for its parents (or a finished shard): kept, nothing probed
+    assert head_time(at(1_000), complete_ms=None, kept=True) is None
