@@ -35,7 +35,8 @@ SHIPPED = ["pyproject.toml", "README.md", "connector_base", "connectors"]
 EXTRAS = ("kafka", "kinesis", "pravega")
 ENVS = {"none": (), "kafka": ("kafka",), "kinesis": ("kinesis",), "pravega": ("pravega",), "all": EXTRAS}
 FORMAT_EXTRA = {"kafka-unified": "kafka", "kinesis-unified": "kinesis", "pravega": "pravega"}
-MODULES = sorted(p.stem for p in ROOT.glob("pyspark_*.py"))
+MODULES = sorted(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["py-modules"])
+"""Every top-level module the wheel ships: the pyspark_* registrations and sparkflow_daemon."""
 JSONL_ROWS = 3
 KAFKA_ROWS = 5
 SEQUENCE_ROWS = 2 * 1000
@@ -209,3 +210,8 @@ def test_installed_wheel_registers_every_format(
         assert "sparkflow-connectors[pravega]" in emulator.stderr, emulator.stderr
     spark_s = time.monotonic() - prepared
     print(f"venv [{env_name}]: {prepared - started:.1f}s to install, {spark_s:.1f}s in Spark")
+
+
+def test_every_registration_module_is_in_py_modules() -> None:
+    """A ``pyspark_*.py`` left out of ``py-modules`` would be missing from the wheel, silently."""
+    assert {p.stem for p in ROOT.glob("pyspark_*.py")} <= set(MODULES)
