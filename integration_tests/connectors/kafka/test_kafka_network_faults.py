@@ -27,9 +27,9 @@ pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
 FORMAT = "kafka-unified"
 FAST_FAILURE = {
-    # bounds of the tests that outlast them: (1 + 1) x 5 s on the driver, 10 s of no records on
-    # executors (tighter bounds failed healthy first contacts on a machine with a load of 30)
-    "kafka.default.api.timeout.ms": "5000",
+    # bounds of the tests that outlast them: (1 + 1) x 10 s on the driver, 10 s of no records on
+    # executors (5 s failed a healthy executor's first offsets lookup in a full run at load ~10)
+    "kafka.default.api.timeout.ms": "10000",
     "fetchOffset.numRetries": "1",
     "fetchOffset.retryIntervalMs": "200",
     "kafkaConsumer.pollTimeoutMs": "10000",
@@ -297,7 +297,7 @@ def test_outage_beyond_the_bounds_fails_a_batch_read_clearly(spark: Any, kafka: 
     with pytest.raises(Exception, match="kafka.bootstrap.servers") as failure:
         _read(spark, kafka, topic, **FAST_FAILURE).collect()
     took = time.monotonic() - began
-    assert took < 30, f"took {took:.1f}s"
+    assert took < 45, f"took {took:.1f}s"
     print(f"failed after {took:.1f}s: {str(failure.value)[-400:]}")
 
 
