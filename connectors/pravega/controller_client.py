@@ -206,7 +206,9 @@ class ControllerClient:
                 error = ConnectorError(f"Pravega controller {target} failed {method}: {code} {details}")
                 # CANCELLED: another thread replaced (closed) the channel this call was on
                 replaced = code == self._grpc.StatusCode.CANCELLED and channel is not self._channel
-                if not (code in self._network_codes or replaced) or method not in RETRIED_CALLS:
+                # a TLS handshake failure (untrusted certificate) also answers UNAVAILABLE: permanent
+                tls = any(w in str(details).lower() for w in ("ssl", "certificate", "tls"))
+                if tls or not (code in self._network_codes or replaced) or method not in RETRIED_CALLS:
                     raise error from None
                 if code == self._grpc.StatusCode.DEADLINE_EXCEEDED:
                     self._replace_channel(channel)
