@@ -23,7 +23,14 @@ from typing import Any
 
 from connector_base.errors import InvalidOptionError
 
-__all__ = ["PUSHDOWN_OPTION", "ColumnFilter", "FilterSupport", "pushdown_requested", "to_column_filter"]
+__all__ = [
+    "PUSHDOWN_OPTION",
+    "ColumnFilter",
+    "FilterSupport",
+    "millisecond_bound",
+    "pushdown_requested",
+    "to_column_filter",
+]
 
 PUSHDOWN_OPTION = "filterPushdown"
 """The read option that asks for a pushdown-capable batch reader."""
@@ -120,3 +127,17 @@ def split_by_support(filters: Sequence[Any], support: Any) -> tuple[list[ColumnF
         if how is not FilterSupport.EXACT:
             returned.append(f)
     return pushed, returned
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def millisecond_bound(op: str, value: dt.datetime) -> int:
+    """The bound a time comparison sets on record times kept in whole epoch milliseconds.
+
+    For ``>`` / ``>=``: the first millisecond admitted; for ``<`` / ``<=``: the first excluded (a
+    half-open ``[from, until)``). Spark's value has microseconds; a record's time is a whole ms.
+    """
+    us = (value - _EPOCH) // dt.timedelta(microseconds=1)
+    floor_next, ceil = us // 1000 + 1, -(-us // 1000)
+    return floor_next if op in (">", "<=") else ceil

@@ -18,12 +18,11 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from connector_base.spark.filters import ColumnFilter, FilterSupport
+from connector_base.spark.filters import ColumnFilter, FilterSupport, millisecond_bound
 from connectors.kafka.positions import OffsetLookup, TopicPartition
 
 __all__ = ["KafkaFilters", "kafka_filter_support"]
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _COMPARISONS = ("=", ">", ">=", "<", "<=")
 
 
@@ -39,14 +38,6 @@ def kafka_filter_support(f: ColumnFilter) -> FilterSupport:
     if f.column == "timestamp" and f.op in _COMPARISONS[1:] and isinstance(f.value, dt.datetime):
         return FilterSupport.NARROWS
     return FilterSupport.NONE
-
-
-def _micros(value: dt.datetime) -> int:
-    return (value - _EPOCH) // dt.timedelta(microseconds=1)
-
-
-def _ceil_ms(us: int) -> int:
-    return -(-us // 1000)
 
 
 @dataclass
@@ -84,13 +75,11 @@ class KafkaFilters:
                 if hi is not None:
                     k.max_offset = hi if k.max_offset is None else min(k.max_offset, hi)
             elif f.column == "timestamp":
-                us = _micros(f.value)
+                bound = millisecond_bound(f.op, f.value)
                 if f.op in (">", ">="):
-                    lo_ms = us // 1000 + 1 if f.op == ">" else _ceil_ms(us)
-                    k.from_ms = lo_ms if k.from_ms is None else max(k.from_ms, lo_ms)
+                    k.from_ms = bound if k.from_ms is None else max(k.from_ms, bound)
                 else:
-                    hi_ms = _ceil_ms(us) if f.op == "<" else us // 1000 + 1
-                    k.until_ms = hi_ms if k.until_ms is None else min(k.until_ms, hi_ms)
+                    k.until_ms = bound if k.until_ms is None else min(k.until_ms, bound)
         return k
 
     def keeps(self, tp: TopicPartition) -> bool:

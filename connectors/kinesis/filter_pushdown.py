@@ -18,14 +18,13 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from connector_base.spark.filters import ColumnFilter, FilterSupport
+from connector_base.spark.filters import ColumnFilter, FilterSupport, millisecond_bound
 from connectors.kinesis.positions import PositionKind, ShardPosition
 from connectors.kinesis.split import KinesisShardSplit
 
 __all__ = ["ARRIVAL_COLUMN", "KinesisFilters", "kinesis_filter_support"]
 
 ARRIVAL_COLUMN = "approximateArrivalTimestamp"
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _RANGE_OPS = (">", ">=", "<", "<=")
 _START_SLACK_MS = 1
 
@@ -38,14 +37,6 @@ def kinesis_filter_support(f: ColumnFilter) -> FilterSupport:
     if f.column == ARRIVAL_COLUMN and f.op in _RANGE_OPS and isinstance(f.value, dt.datetime):
         return FilterSupport.NARROWS
     return FilterSupport.NONE
-
-
-def _micros(value: dt.datetime) -> int:
-    return (value - _EPOCH) // dt.timedelta(microseconds=1)
-
-
-def _ceil_ms(us: int) -> int:
-    return -(-us // 1000)
 
 
 @dataclass
@@ -72,12 +63,10 @@ class KinesisFilters:
                 else:
                     k.shards = values if k.shards is None else k.shards & values
             elif f.op in (">", ">="):
-                us = _micros(f.value)
-                lo = us // 1000 + 1 if f.op == ">" else _ceil_ms(us)
+                lo = millisecond_bound(f.op, f.value)
                 k.from_ms = lo if k.from_ms is None else max(k.from_ms, lo)
             else:
-                us = _micros(f.value)
-                hi = _ceil_ms(us) if f.op == "<" else us // 1000 + 1
+                hi = millisecond_bound(f.op, f.value)
                 k.until_ms = hi if k.until_ms is None else min(k.until_ms, hi)
         return k
 
