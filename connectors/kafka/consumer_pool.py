@@ -23,6 +23,7 @@ __all__ = [
     "MAX_IDLE_PER_KEY",
     "acquire",
     "close_idle",
+    "create",
     "pool_size",
     "release",
     "set_idle_timeout",
@@ -46,16 +47,29 @@ def _key(config: Mapping[str, Any]) -> str:
     return dumps_canonical({k: str(v) for k, v in config.items()})
 
 
-def acquire(config: Mapping[str, Any]) -> tuple[str, Any]:
-    """A consumer for ``config`` (an idle pooled one if any) and its pool key."""
+def acquire(config: Mapping[str, Any]) -> tuple[str, Any, bool]:
+    """A consumer for ``config`` (an idle pooled one if any), its pool key, and whether it was pooled.
+
+    A pooled consumer's connections may have died while it was idle (a peer gone without a FIN):
+    its first request can then hang for the whole timeout, so a caller that sees a pooled consumer
+    fail as unreachable should ``create`` a fresh one before counting an outage.
+    """
     key = _key(config)
+    fresh: list[Any] = []
 
-    def create() -> Any:
-        from confluent_kafka import Consumer
+    def make() -> Any:
+        fresh.append(create(config))
+        return fresh[0]
 
-        return Consumer(dict(config))
+    consumer = _POOL.acquire(key, make)
+    return key, consumer, not fresh
 
-    return key, _POOL.acquire(key, create)
+
+def create(config: Mapping[str, Any]) -> Any:
+    """A new consumer for ``config``, not taken from the pool (``release`` may pool it later)."""
+    from confluent_kafka import Consumer
+
+    return Consumer(dict(config))
 
 
 def release(key: str, consumer: Any, reusable: bool = True) -> None:

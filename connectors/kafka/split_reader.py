@@ -76,7 +76,7 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         self._partition_of = Message.partition  # unbound C methods: map() calls them without bytecode
         self._topic_of = Message.topic
         self._options = options
-        self._pool_key, self._consumer = consumer_pool.acquire(options.consumer_config())
+        self._pool_key, self._consumer, self._pooled = consumer_pool.acquire(options.consumer_config())
         self._splits: dict[str, _Assigned] = {}
         self._by_tp: dict[tuple[str, int], str] = {}
         self._paused: set[str] = set()
@@ -203,10 +203,11 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
 
         began = time.monotonic()
         outage_s = (self._options.fetch_offset_retries + 1) * self._options.api_timeout_ms / 1000.0
+        call_timeout_s = min(WATERMARK_TIMEOUT_S, self._options.api_timeout_ms / 1000.0)
         while True:
             try:
                 low, high = self._consumer.get_watermark_offsets(
-                    TopicPartition(tp[0], tp[1]), timeout=WATERMARK_TIMEOUT_S, cached=False
+                    TopicPartition(tp[0], tp[1]), timeout=call_timeout_s, cached=False
                 )
                 return int(low), int(high)
             except KafkaException as e:
@@ -216,6 +217,10 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
                     KafkaError._TIMED_OUT,
                     KafkaError._ALL_BROKERS_DOWN,
                 )
+                if unreachable and self._pooled:
+                    self._renew_consumer(e)  # its idle connections may be the dead ones
+                    began = time.monotonic()
+                    continue
                 waited = time.monotonic() - began
                 if not retry or waited >= outage_s:
                     raise
@@ -228,6 +233,27 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
             except KafkaException as e:  # the cluster does not answer yet: wait on
                 LOG.debug("metadata refresh for %s failed, retrying: %s", tp, e)
             time.sleep(0.2)
+
+    def _renew_consumer(self, error: Exception) -> None:
+        """Swap a pooled consumer that did not answer for a fresh one holding the same assignment.
+
+        A consumer that idled in the pool may hold connections whose peer vanished without a FIN
+        (a NAT or firewall dropped them, a proxy went half-open): every request on them waits out
+        its timeout, though new connections would be answered. A fresh consumer costs one
+        connection; the stale one is closed, never pooled again.
+        """
+        from confluent_kafka import TopicPartition
+
+        LOG.warning("a pooled Kafka consumer did not answer (%s); retrying with a new consumer", error)
+        stale, self._pooled = self._consumer, False
+        self._consumer = consumer_pool.create(self._options.consumer_config())
+        live = [a for sid, a in self._splits.items() if sid not in self._paused and not self._done(a)]
+        if live:
+            self._consumer.incremental_assign([TopicPartition(a.tp[0], a.tp[1], a.next_offset) for a in live])
+        try:
+            stale.close()
+        except Exception as e:  # closing a consumer whose connections are dead
+            LOG.debug("closing the stale consumer: %s", e)
 
     def _partition_exists(self, tp: tuple[str, int]) -> bool:
         try:

@@ -115,7 +115,7 @@ def test_idle_pooled_consumers_are_closed_and_stop_logging_once_the_broker_is_go
         while consumer_pool.pool_size()[1] and time.monotonic() < deadline:
             time.sleep(0.2)
         assert consumer_pool.pool_size()[1] == 0, "earlier tests' idle consumers were not closed"
-        key, consumer = consumer_pool.acquire(options.consumer_config())
+        key, consumer, _pooled = consumer_pool.acquire(options.consumer_config())
         consumer.assign([TopicPartition(topic, 0, 0)])
         read = 0
         deadline = time.monotonic() + 60

@@ -324,3 +324,49 @@ def test_outage_while_executors_read_fails_within_poll_timeout(spark: Any, kafka
     cutter.join()
     assert took < 60, f"took {took:.1f}s"
     print(f"failed after {took:.1f}s: {str(failure.value)[-400:]}")
+
+
+def test_a_pooled_consumer_with_dead_connections_is_replaced(kafka: ProxiedKafka) -> None:
+    """A consumer idled in the pool while its connections went half-open (a peer gone without a FIN):
+    the next reader that takes it renews it and reads everything, instead of failing the task."""
+    from confluent_kafka import TopicPartition
+
+    from connector_base import SplitsAddition
+    from connectors.kafka import consumer_pool
+    from connectors.kafka.options import KafkaSourceOptions
+    from connectors.kafka.split import KafkaPartitionSplit
+    from connectors.kafka.split_reader import KafkaPartitionSplitReader
+
+    topic, values = kafka.topic(1, 500, "p")
+    # no retry: the one lookup allowed must not be spent on the dead connections
+    no_retry = {**FAST_FAILURE, "fetchOffset.numRetries": "0"}
+    options = KafkaSourceOptions.parse(
+        {"kafka.bootstrap.servers": kafka.bootstrap, "subscribe": topic, **no_retry}, False
+    )
+    consumer_pool.close_idle()
+    accepted = kafka.proxy.stats().accepted
+    key, consumer, pooled = consumer_pool.acquire(options.consumer_config())
+    assert not pooled
+    consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10, cached=False)  # connects
+    consumer_pool.release(key, consumer)
+    assert kafka.proxy.half_open(Direction.BOTH, accepted_after=accepted) > 0
+
+    reader = KafkaPartitionSplitReader(options)
+    try:
+        began = time.monotonic()
+        reader.handle_splits_changes(SplitsAddition([KafkaPartitionSplit(topic, 0, 0, len(values))]))
+        read: list[bytes] = []
+        finished: set[str] = set()
+        while not finished and time.monotonic() - began < 60:
+            out = reader.fetch()
+            while out.next_split() is not None:
+                for batch in out.records_of_current_split():
+                    read.extend(m.value() for m in batch.messages)
+            finished = out.finished_splits()
+    finally:
+        reader.close()
+    took = time.monotonic() - began
+    assert read == values, f"read {len(read)} of {len(values)}"
+    # one lookup on the dead connections (bounded by kafka.default.api.timeout.ms), then a new consumer
+    assert took < 10 + 15, f"took {took:.1f}s"
+    print(f"read {len(read)} records through a renewed consumer in {took:.1f}s")
