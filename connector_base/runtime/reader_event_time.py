@@ -195,5 +195,3 @@ class ReaderEventTime(Generic[T]):
         """Each live split's watermark, as of the last periodic emission."""
         with self._lock:
             return dict(self._split_marks)
-
-

@@ -224,8 +224,12 @@ class LagFigures:
         """JSON primitives."""
         worst = None
         if self.worst_split is not None:
-            worst = {"id": self.worst_split, "records": self.worst.records, "bytes": self.worst.bytes,
-                     "ms": self.worst.ms}
+            worst = {
+                "id": self.worst_split,
+                "records": self.worst.records,
+                "bytes": self.worst.bytes,
+                "ms": self.worst.ms,
+            }
         return {
             "records": self.records,
             "bytes": self.bytes,

@@ -161,11 +161,11 @@ class ControlServer:
         }
 
 
-
 def equal_key_ranges(low: float, high: float, parts: int) -> list[tuple[float, float]]:
     """``[low, high)`` cut into ``parts`` equal key ranges, the last one ending exactly at ``high``."""
     step = (high - low) / parts
     return [(low + i * step, high if i == parts - 1 else low + (i + 1) * step) for i in range(parts)]
+
 
 class EmulatorControl:
     """Blocking client for :class:`ControlServer` (``base_url`` like ``http://127.0.0.1:PORT``)."""
