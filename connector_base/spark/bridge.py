@@ -265,6 +265,14 @@ class _DriverPlan:
         self.enumerator = self.source.create_enumerator(self.context)
         self._start()
 
+    def rewind(self) -> None:
+        """Drop the enumerator and the positions (``restore`` follows); the planner stays open."""
+        if self.enumerator is not None:
+            self.enumerator.close()
+        self.context = DriverEnumeratorContext()
+        self.enumerator = None
+        self.splits = {}
+
     def restore(self, offset: BridgeOffset[Any]) -> None:
         state = self.source.enumerator_checkpoint_serializer.deserialize(offset.enumerator)
         forget = check_restored(self.planner, state, {sid: e.split for sid, e in offset.splits.items()})
@@ -442,7 +450,15 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _plan_for(self, start: Mapping[str, Any]) -> _DriverPlan:
         if self._plan is not None and self._last == dumps_canonical(start):
             return self._plan
-        plan = self._new_plan()
+        if self._plan is not None:
+            # Spark asks from another offset than the one last returned: the enumerator is restored
+            # from it, but the open planner (its clients, already past first contact) is kept, so a
+            # rewind during a broker outage waits on it as any other call rather than failing load()'s
+            # reachability check
+            plan = self._plan
+            plan.rewind()
+        else:
+            plan = self._new_plan()
         plan.restore(BridgeOffset.from_json(start, plan.source.split_serializer))
         LOG.info("rebuilt the driver plan from offset with %d splits", len(plan.splits))
         return plan
