@@ -15,6 +15,7 @@ from connector_base.spark.bridge import _BridgeBatchReader
 from connector_base.spark.event_time_options import EventTimeOptions
 from connectors._extras import require_extra
 from connectors.pravega.controller_client import CLIENT_MODULES
+from connectors.pravega.event_time import EventTimeExtractor, check_column, cut_support, parse_encoding
 from connectors.pravega.options import PravegaSinkOptions, PravegaSourceOptions, ReadMode
 from connectors.pravega.planner import PravegaSegmentPlanner
 from connectors.pravega.source import PravegaSource
@@ -66,16 +67,20 @@ class PravegaDataSource(SourceDataSource):
         return PravegaSource(self._options(streaming))
 
     def create_planner(self, source: PravegaSource) -> SplitPlanner[object]:  # type: ignore[override,type-var]  # noqa: D102
-        return PravegaSegmentPlanner(source.options)  # type: ignore[return-value]
+        event_time = self.event_time_options()
+        extractor = (
+            EventTimeExtractor(source.options.event_time_encoding, event_time.column)
+            if event_time.cut
+            else None
+        )
+        return PravegaSegmentPlanner(source.options, extractor)  # type: ignore[return-value]
 
     @override
     def event_time_cut_support(self, options: EventTimeOptions) -> str | None:
-        return (
-            f"off: format {self.name()!r} has no event-time lookups on the driver: events are opaque "
-            "bytes at byte offsets with no index by time, so a cut by a column would read and decode "
-            "every unread event on the driver each batch (docs/event-time.md says what Pravega's writer "
-            "watermarks could add)"
-        )
+        """The cut reads event times from the events on the driver (eventTime.column / eventTime.encoding)."""
+        encoding = parse_encoding(self.options)
+        check_column(encoding, options.column)
+        return cut_support(encoding, options.column)
 
     def read_limit_options(self) -> ReadLimitOptions:  # noqa: D102
         return self._options(streaming=True).read_limits()

@@ -13,6 +13,7 @@ from connectors.pravega.controller_client import (
     DEFAULT_READ_TIMEOUT_MS,
     ConnectionSettings,
 )
+from connectors.pravega.event_time import EventTimeEncoding, parse_encoding
 from connectors.pravega.positions import CutKind, StreamCutSpec, StreamId, parse_stream_cut
 
 __all__ = ["PravegaSourceOptions", "PravegaSinkOptions", "ReadMode", "connection_settings"]
@@ -45,6 +46,7 @@ _SOURCE_KEYS = _CONNECTION_KEYS | {
     "allow_create_stream",
     "arrowbatchrows",
     "path",
+    "eventtime.encoding",
 }
 _SINK_KEYS = _CONNECTION_KEYS | {
     "scope",
@@ -193,6 +195,7 @@ class PravegaSourceOptions:
     discovery_interval_ms: int = DEFAULT_DISCOVERY_INTERVAL_MS
     mode: ReadMode = ReadMode.SEGMENTS
     reader_group: str | None = None
+    event_time_encoding: EventTimeEncoding = EventTimeEncoding.JSON
 
     @property
     def bounded(self) -> bool:
@@ -243,6 +246,7 @@ class PravegaSourceOptions:
             discovery_interval_ms=DEFAULT_DISCOVERY_INTERVAL_MS if interval is None else max(1, interval),
             mode=mode,
             reader_group=o.get("reader_group"),
+            event_time_encoding=parse_encoding(o),
         )
 
     def read_limits(self) -> ReadLimitOptions:

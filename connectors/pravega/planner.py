@@ -8,6 +8,8 @@
 * A segment is finished when it is sealed and the position is its length (or its end offset).
 * ``maxEventsPerTrigger`` / ``maxBytesPerTrigger`` need cuts at event boundaries: the planner
   reads the event headers of at most the admitted range from the segment store to find them.
+* ``eventTime.alignment=cut``: the event-time hooks read event times from the segments within one
+  batch's window, and the event counts come from that same scan (event_time_lookup.py).
 * Truncation seen here fails the query (``failOnDataLoss=true``) naming the segment and offsets,
   or is logged, and the executor then skips to the head.
 
@@ -20,11 +22,15 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from connector_base import DataLossError
+from typing_extensions import override
+
+from connector_base import ConnectorError, DataLossError
 from connector_base.spark import Backlog, Position, SplitPlanner
 from connectors.pravega.cluster_client import PravegaClusterClient
 from connectors.pravega.enumerator import PravegaEnumeratorState
 from connectors.pravega.event_decoding import EVENT_HEADER_BYTES, event_boundaries
+from connectors.pravega.event_time import EventTimeExtractor
+from connectors.pravega.event_time_lookup import PravegaEventTimeLookup
 from connectors.pravega.options import PravegaSourceOptions
 from connectors.pravega.restore_check import check_pravega_restore
 from connectors.pravega.segment_store_client import MAX_READ_BYTES, NoSuchSegmentError
@@ -40,12 +46,19 @@ SCAN_CHUNK_BYTES = 4 * MAX_READ_BYTES
 class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
     """See the module docstring."""
 
-    def __init__(self, options: PravegaSourceOptions) -> None:
+    def __init__(self, options: PravegaSourceOptions, event_time: EventTimeExtractor | None = None) -> None:
         self.options = options
         self._client: PravegaClusterClient | None = None
         self._sealed: dict[str, int] = {}
         self._gone: set[str] = set()
         self._scans: dict[tuple[str, int], list[int]] = {}
+        self.event_times = (
+            None
+            if event_time is None
+            else PravegaEventTimeLookup(
+                event_time, self._cluster, options.max_events_per_trigger, options.max_bytes_per_trigger
+            )
+        )
 
     def check_restored(
         self, enumerator_state: PravegaEnumeratorState, splits: Mapping[str, PravegaSegmentSplit]
@@ -105,6 +118,8 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
             if info.head > pos and pos < end:
                 self._lost(split, pos, info.head, f"the segment was truncated at offset {info.head}")
             ends[sid] = max(pos, end)
+        if self.event_times is not None:
+            self.event_times.note_current({sid: (int(p), int(ends[sid])) for sid, (_s, p) in splits.items()})
         return ends
 
     def _lost(self, split: PravegaSegmentSplit, pos: int, head: int | None, why: str) -> None:
@@ -124,6 +139,8 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
         self, split: PravegaSegmentSplit, start: int, end: int, max_events: int | None, max_bytes: int | None
     ) -> list[int]:
         """Event boundaries from ``start``, up to ``max_events`` events or past ``start + max_bytes``."""
+        if self.event_times is not None:  # the cut's scan, read once across batches
+            return self.event_times.boundaries(split, start, end, max_events, max_bytes)
         key = (split.split_id, start)
         cached = self._scans.get(key)
         stop = end if max_bytes is None else min(end, start + max_bytes)
@@ -206,6 +223,28 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
                 split.scope, split.stream, split.segment_id, int(start), int(end), split.predecessors
             )
         ]
+
+    # --- event time (eventTime.alignment=cut) -----------------------------------------------------
+    @override
+    def positions_at_time(
+        self, ranges: Mapping[str, tuple[PravegaSegmentSplit, Position, Position]], t_ms: int
+    ) -> dict[str, Position]:
+        return self._event_times().positions_at_time(ranges, t_ms)
+
+    @override
+    def times_at(
+        self, positions: Mapping[str, tuple[PravegaSegmentSplit, Position]]
+    ) -> dict[str, int | None]:
+        return self._event_times().times_at(positions)
+
+    @override
+    def head_times(self, ends: Mapping[str, tuple[PravegaSegmentSplit, Position]]) -> dict[str, int | None]:
+        return self._event_times().head_times(ends)
+
+    def _event_times(self) -> PravegaEventTimeLookup:
+        if self.event_times is None:
+            raise ConnectorError("this Pravega planner was built without eventTime.alignment=cut")
+        return self.event_times
 
     def describe(self) -> dict[str, Any]:
         """For logs (no secrets)."""

@@ -17,11 +17,14 @@ from connectors.sequence.datasource import SequenceDataSource
 KAFKA = {"kafka.bootstrap.servers": "127.0.0.1:9", "subscribe": "t"}
 FILES = {"path": "/nonexistent-dir/*.parquet", "format": "parquet"}
 KINESIS = {"streamName": "s", "region": "us-east-1"}
-WITHOUT_LOOKUPS: list[tuple[Any, dict[str, str]]] = [
-    (PravegaDataSource, {"controller": "tcp://127.0.0.1:9090", "scope": "sc", "stream": "s"}),
-    (SequenceDataSource, {}),
+PRAVEGA = {"controller": "tcp://127.0.0.1:9090", "scope": "sc", "stream": "s"}
+WITHOUT_LOOKUPS: list[tuple[Any, dict[str, str]]] = [(SequenceDataSource, {})]
+EVERY_FORMAT = [
+    (FilesDataSource, FILES),
+    (KinesisDataSource, KINESIS),
+    (PravegaDataSource, PRAVEGA),
+    *WITHOUT_LOOKUPS,
 ]
-EVERY_FORMAT = [(FilesDataSource, FILES), (KinesisDataSource, KINESIS), *WITHOUT_LOOKUPS]
 
 
 def _ds(cls: Any, options: dict[str, str]) -> Any:
@@ -87,3 +90,34 @@ def test_files_accept_the_cut_on_a_parquet_column_only() -> None:
     ):
         with pytest.raises(InvalidOptionError, match=f"option 'eventTime.alignment'.*{named}"):
             _ds(FilesDataSource, {**options, "eventTime.alignment": "cut"})
+
+
+def test_pravega_accepts_the_cut_with_a_json_field_or_an_int64_prefix() -> None:
+    ds = _ds(PravegaDataSource, {**PRAVEGA, "eventTime.alignment": "cut", "eventTime.column": "ts"})
+    ds.schema()
+    assert ds.event_time_options().column == "ts"
+    ds = _ds(PravegaDataSource, {**PRAVEGA, "eventTime.alignment": "cut", "eventTime.encoding": "INT64"})
+    ds.schema()
+    assert ds.event_time_options().cut
+
+
+@pytest.mark.parametrize(
+    "extra, option, named",
+    [
+        ({"eventTime.alignment": "cut"}, "eventTime.alignment", "eventTime.column names the top-level field"),
+        (
+            {"eventTime.alignment": "cut", "eventTime.column": "ts", "eventTime.encoding": "avro"},
+            "eventTime.encoding",
+            "json .* or int64",
+        ),
+        ({"eventTime.encoding": "avro"}, "eventTime.encoding", "json .* or int64"),
+        (
+            {"eventTime.alignment": "cut", "eventTime.column": "ts", "eventTime.encoding": "int64"},
+            "eventTime.column",
+            "no value with eventTime.encoding=int64",
+        ),
+    ],
+)
+def test_pravega_bad_event_time_options_fail_at_load(extra: dict[str, str], option: str, named: str) -> None:
+    with pytest.raises(InvalidOptionError, match=f"option '{option}': expected .*{named}"):
+        _ds(PravegaDataSource, {**PRAVEGA, **extra}).schema()

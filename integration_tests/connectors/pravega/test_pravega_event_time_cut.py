@@ -1,0 +1,175 @@
+"""``eventTime.alignment=cut`` for ``format("pravega")``: event time from a JSON field of the events.
+
+Two streams of one segment each; the events of "behind" are an hour older than those of "ahead"
+(``{"id": ..., "ts": <epoch ms>, "pad": ...}``, one a second). Under a per-trigger limit and a 10-minute
+watermark, the cut reads "behind" first and Spark drops no row as late; without it the limit is
+spread over both segments and Spark drops part of "behind". The driver's scan, driven batch by batch
+as the bridge drives it, reads each byte of the streams once.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pravega_helpers import new_stream, read_options, write_events
+
+from connector_base.spark.event_time_cut import EventTimeCut
+from connector_base.spark.event_time_options import Alignment, EventTimeOptions
+from connector_base.spark.offsets import OFFSET_VERSION
+from connector_base.spark.read_limits import admit
+from connectors.pravega.event_time import EventTimeEncoding, EventTimeExtractor
+from connectors.pravega.options import PravegaSourceOptions
+from connectors.pravega.planner import PravegaSegmentPlanner
+from connectors.pravega.split import PravegaSegmentSplit
+from connectors.testing.pravega_cluster import PravegaCluster, unique_name
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+EVENTS = 400
+LIMIT = 200
+T0_MS = 1_700_000_000_000
+HOUR_MS = 3_600_000
+PAD = "x" * 300
+"""About 350-byte events: a segment (210 kB) is more than the driver's first read (64 KiB), so the
+scan windows end inside the segments and events straddle the reads."""
+
+
+def _events(tag: str, base_ms: int) -> list[tuple[str | None, bytes]]:
+    return [
+        (None, json.dumps({"id": f"{tag}-{i:04d}", "ts": base_ms + i * 1000, "pad": PAD}).encode())
+        for i in range(EVENTS)
+    ]
+
+
+@pytest.fixture(scope="module")
+def skewed(pravega_cluster: PravegaCluster) -> tuple[str, str, str]:
+    """``(scope, stream behind, stream ahead)``, one segment each, "behind" an hour older."""
+    scope = unique_name("sc")
+    _scope, behind = new_stream(pravega_cluster, segments=1, scope=scope)
+    _scope, ahead = new_stream(pravega_cluster, segments=1, scope=scope)
+    write_events(pravega_cluster, scope, behind, _events("behind", T0_MS))
+    write_events(pravega_cluster, scope, ahead, _events("ahead", T0_MS + HOUR_MS))
+    return scope, behind, ahead
+
+
+def _watermarked(spark: Any, options: dict[str, str], checkpoint: Path) -> tuple[int, int, list[str]]:
+    """``(rows read, rows dropped as late, ids out)`` of a 10-minute watermark + dedup, AvailableNow."""
+    from pyspark.sql import functions as F
+
+    name = f"pravega_cut_{checkpoint.name}"
+    text = F.col("event").cast("string")
+    deduped = (
+        spark.readStream.format("pravega")
+        .options(**options)
+        .load()
+        .select(
+            F.get_json_object(text, "$.id").alias("id"),
+            F.timestamp_millis(F.get_json_object(text, "$.ts").cast("long")).alias("t"),
+        )
+        .withWatermark("t", "10 minutes")
+        .dropDuplicatesWithinWatermark(["id"])
+    )
+    query = (
+        deduped.writeStream.format("memory")
+        .queryName(name)
+        .outputMode("append")
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
+    try:
+        assert query.awaitTermination(180), "the AvailableNow query did not finish"
+        assert query.exception() is None, query.exception()
+        progress = query.recentProgress
+    finally:
+        query.stop()
+    read = sum(p["numInputRows"] for p in progress)
+    dropped = sum(op.get("numRowsDroppedByWatermark", 0) for p in progress for op in p["stateOperators"])
+    ids = [r[0] for r in spark.sql(f"select id from {name}").collect()]
+    return read, dropped, ids
+
+
+def test_a_watermark_drops_no_row_with_the_cut_and_some_without(
+    pravega_cluster: PravegaCluster, spark: Any, skewed: tuple[str, str, str], tmp_path: Path
+) -> None:
+    scope, behind, ahead = skewed
+    options = read_options(pravega_cluster, scope, f"{behind},{ahead}", maxEventsPerTrigger=str(LIMIT))
+    cut = {"eventTime.alignment": "cut", "eventTime.column": "ts"}
+    read, dropped, ids = _watermarked(spark, {**options, **cut}, tmp_path / "cut")
+    assert (read, dropped) == (2 * EVENTS, 0), f"with the cut: {read} rows read, {dropped} dropped as late"
+    assert len(ids) == len(set(ids)) == 2 * EVENTS, "with the cut: events lost or duplicated"
+    read, dropped, ids = _watermarked(spark, options, tmp_path / "off")
+    assert read == 2 * EVENTS and dropped > 0, f"without the cut: {read} rows read, {dropped} dropped as late"
+    assert len(ids) == 2 * EVENTS - dropped
+
+
+def _entries(positions: dict[str, int]) -> dict[str, Any]:
+    """The offset's split entries as the bridge writes them (the split itself left out)."""
+    return {sid: {"first": 0, "pos": pos} for sid, pos in positions.items()}
+
+
+def test_the_driver_reads_each_byte_once_and_batches_follow_event_time(
+    pravega_cluster: PravegaCluster, skewed: tuple[str, str, str]
+) -> None:
+    """The bridge's steps (cut, then admission by the limit) batch after batch, without Spark."""
+    scope, behind, ahead = skewed
+    raw = read_options(pravega_cluster, scope, f"{behind},{ahead}", maxEventsPerTrigger=str(LIMIT))
+    options = PravegaSourceOptions.parse(raw, streaming=True)
+    planner = PravegaSegmentPlanner(options, EventTimeExtractor(EventTimeEncoding.JSON, "ts"))
+    cut = EventTimeCut(EventTimeOptions(alignment=Alignment.CUT))
+    splits = {s.split_id: s for s in (PravegaSegmentSplit(scope, st, 0, 0) for st in (behind, ahead))}
+    positions: dict[str, int] = dict.fromkeys(splits, 0)
+    start: dict[str, Any] = {"v": OFFSET_VERSION, "splits": _entries(positions)}
+    cuts: list[int] = []
+    lengths: dict[str, int] = {}
+    try:
+        for _batch in range(4 * EVENTS // LIMIT):
+            ends = planner.end_positions({sid: (s, positions[sid]) for sid, s in splits.items()})
+            lengths = {sid: int(e) for sid, e in ends.items()}
+            ranges = {sid: (s, positions[sid], ends[sid]) for sid, s in splits.items()}
+            bounded = cut.bound(planner, start, ranges, options.read_limits(), final=True)
+            chosen = admit(planner, bounded, options.read_limits())
+            if chosen == positions:
+                break
+            mark = cut.mark(chosen)
+            assert mark is not None
+            cuts.append(mark.cut_ms)
+            read = {sid: int(chosen[sid]) - positions[sid] for sid in splits}
+            # the batch behind reads alone until it is done: never both at once
+            assert sum(1 for n in read.values() if n) == 1, f"batch read {read}"
+            positions = {sid: int(p) for sid, p in chosen.items()}
+            start = {"v": OFFSET_VERSION, "splits": _entries(positions), "cut": mark.to_json()}
+        assert positions == lengths, "not every event was admitted"
+        assert cuts == sorted(cuts) and len(cuts) == 2 * EVENTS // LIMIT, cuts
+        assert cuts[EVENTS // LIMIT - 1] <= T0_MS + EVENTS * 1000, "the segment ahead was read too early"
+        assert planner.event_times is not None
+        assert planner.event_times.bytes_read == sum(lengths.values()), "the driver read some bytes twice"
+    finally:
+        planner.close()
+
+
+@pytest.mark.parametrize(
+    "extra, named",
+    [
+        ({"eventTime.alignment": "cut"}, "option 'eventTime.alignment'.*eventTime.column"),
+        ({"eventTime.alignment": "cut", "eventTime.encoding": "avro"}, "option 'eventTime.encoding'"),
+        (
+            {"eventTime.alignment": "cut", "eventTime.encoding": "int64", "eventTime.column": "ts"},
+            "option 'eventTime.column'",
+        ),
+    ],
+)
+def test_bad_event_time_options_fail_at_load(
+    pravega_cluster: PravegaCluster,
+    spark: Any,
+    skewed: tuple[str, str, str],
+    extra: dict[str, str],
+    named: str,
+) -> None:
+    scope, behind, _ahead = skewed
+    options = read_options(pravega_cluster, scope, behind, **extra)
+    with pytest.raises(Exception, match=named):
+        spark.readStream.format("pravega").options(**options).load()
