@@ -9,6 +9,7 @@ outage longer than the documented bounds ends the query with a clear error in bo
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Iterator
@@ -22,6 +23,15 @@ from connectors.testing.fault_proxy import Direction, FaultProxy
 from connectors.testing.kafka_cluster import KafkaBroker
 from connectors.testing.maven import java_and_maven_available
 from connectors.testing.processes import free_port
+from integration_tests.connectors.network_faults import (
+    ResetsWhileReading,
+    assert_exactly,
+    healthy,
+    parquet_rows,
+    terminated,
+    to_parquet,
+    wait_parquet,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
@@ -35,6 +45,9 @@ FAST_FAILURE = {
     "kafkaConsumer.pollTimeoutMs": "10000",
 }
 SINK_SCHEMA = "value binary, partition int, offset long"
+_parquet = functools.partial(parquet_rows, schema=SINK_SCHEMA)
+_wait_parquet = functools.partial(wait_parquet, schema=SINK_SCHEMA)
+_assert_exactly = functools.partial(assert_exactly, column="value")
 
 
 @dataclass
@@ -72,11 +85,8 @@ def kafka() -> Iterator[ProxiedKafka]:
 
 @pytest.fixture(autouse=True)
 def _healthy(kafka: ProxiedKafka) -> Iterator[None]:
-    kafka.proxy.restore()
-    kafka.proxy.set_latency(0)
-    yield
-    kafka.proxy.restore()
-    kafka.proxy.set_latency(0)
+    with healthy([kafka.proxy]):
+        yield
 
 
 def _read(spark: Any, kafka: ProxiedKafka, topic: str, **options: str) -> Any:
@@ -97,26 +107,8 @@ def _stream(spark: Any, kafka: ProxiedKafka, topic: str, **options: str) -> Any:
         .option("startingOffsets", "earliest")
         .options(**options)
         .load()
+        .select("value", "partition", "offset")  # the sink's columns
     )
-
-
-def _to_parquet(df: Any, out: Path, trigger: dict[str, Any]) -> Any:
-    writer = (
-        df.select("value", "partition", "offset")
-        .writeStream.format("parquet")
-        .option("path", str(out / "data"))
-        .option("checkpointLocation", str(out / "chk"))
-        .trigger(**trigger)
-    )
-    return _started(writer.start)
-
-
-def _assert_exactly(rows: list[Any], values: list[bytes]) -> None:
-    got = [bytes(r["value"]) for r in rows]
-    assert len(got) == len(set(got)), f"{len(got) - len(set(got))} duplicated records"
-    missing = set(values) - set(got)
-    assert not missing, f"{len(missing)} records lost"
-    assert len(got) == len(values)
 
 
 def _periodically(action: Any, every_s: float) -> tuple[threading.Event, threading.Thread]:
@@ -136,7 +128,7 @@ def test_latency_batch_and_streaming(spark: Any, kafka: ProxiedKafka, tmp_path: 
     kafka.proxy.set_latency(0.02)
     before = kafka.proxy.stats().bytes_down
     _assert_exactly(_read(spark, kafka, topic).collect(), values)
-    q = _to_parquet(
+    q = to_parquet(
         _stream(spark, kafka, topic, maxOffsetsPerTrigger="1200"), tmp_path, {"availableNow": True}
     )
     assert q.awaitTermination(120)
@@ -145,38 +137,14 @@ def test_latency_batch_and_streaming(spark: Any, kafka: ProxiedKafka, tmp_path: 
     assert kafka.proxy.stats().bytes_down - before > 2 * 3000 * 88  # both reads crossed the proxy
 
 
-class _ResetsMidFetch:
-    """Resets every connection each time ``every_bytes`` more have come down the proxy, ``times`` times."""
-
-    def __init__(self, proxy: FaultProxy, times: int, every_bytes: int) -> None:
-        self.proxy, self.left, self.every = proxy, times, every_bytes
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        mark = self.proxy.stats().bytes_down
-        while self.left and not self.done.wait(0.05):
-            if self.proxy.stats().bytes_down - mark >= self.every and self.proxy.reset_all():
-                self.left -= 1
-                mark = self.proxy.stats().bytes_down
-
-    def __enter__(self) -> _ResetsMidFetch:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.done.set()
-        self.thread.join()
-
-
 def test_connections_reset_mid_fetch(spark: Any, kafka: ProxiedKafka, tmp_path: Path) -> None:
     topic, values = kafka.topic(3, 30000)
     kafka.proxy.set_latency(0.01)  # a read spans several resets
-    with _ResetsMidFetch(kafka.proxy, times=4, every_bytes=400_000) as resets:
+    with ResetsWhileReading(kafka.proxy, times=4, every_bytes=400_000) as resets:
         _assert_exactly(_read(spark, kafka, topic).collect(), values)
     assert resets.left == 0, "the batch read ended before it was reset 4 times"
-    with _ResetsMidFetch(kafka.proxy, times=4, every_bytes=400_000) as resets:
-        q = _to_parquet(
+    with ResetsWhileReading(kafka.proxy, times=4, every_bytes=400_000) as resets:
+        q = to_parquet(
             _stream(spark, kafka, topic, maxOffsetsPerTrigger="10000"), tmp_path, {"availableNow": True}
         )
         assert q.awaitTermination(180)
@@ -185,52 +153,11 @@ def test_connections_reset_mid_fetch(spark: Any, kafka: ProxiedKafka, tmp_path: 
     _assert_exactly(_parquet(spark, tmp_path), values)
 
 
-WORKER_START_FAILURE = "Python worker failed to connect back"
-"""Spark's own start-up failure on an overloaded machine (the worker takes over 10 s to start)."""
-
-
-def _started(start: Any) -> Any:
-    """``start()`` a streaming query, again (same checkpoint) if its Python worker never started."""
-    for _attempt in range(3):
-        query = start()
-        while query.isActive and not query.recentProgress:
-            time.sleep(0.2)
-        error = query.exception()
-        if error is None or WORKER_START_FAILURE not in str(error) or query.recentProgress:
-            return query
-    return query
-
-
-def _terminated(query: Any, timeout_s: float) -> bool:
-    """Whether ``query`` ended within ``timeout_s`` (``awaitTermination`` raises when it failed)."""
-    try:
-        return bool(query.awaitTermination(timeout_s))
-    except Exception:  # StreamingQueryException: it ended, with the error the test looks at
-        return True
-
-
-def _parquet(spark: Any, out: Path) -> list[Any]:
-    """The committed rows of the sink (its metadata log names the files)."""
-    return spark.read.schema(SINK_SCHEMA).parquet(str(out / "data")).collect()
-
-
-def _wait_parquet(spark: Any, out: Path, count: int, query: Any, timeout_s: float) -> list[Any]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        assert query.exception() is None, f"query failed: {query.exception()}"
-        if (out / "data" / "_spark_metadata").exists():
-            rows = _parquet(spark, out)
-            if len(rows) >= count:
-                return rows
-        time.sleep(0.5)
-    raise AssertionError(f"fewer than {count} rows after {timeout_s}s")
-
-
 @pytest.mark.timeout(420)
 def test_broker_unreachable_30s_then_back(spark: Any, kafka: ProxiedKafka, tmp_path: Path) -> None:
     """A 30 s network partition (connections dropped, new ones silent) inside the default bounds."""
     topic, values = kafka.topic(2, 2000, "a")
-    q = _to_parquet(_stream(spark, kafka, topic), tmp_path, {"processingTime": "1 second"})
+    q = to_parquet(_stream(spark, kafka, topic), tmp_path, {"processingTime": "1 second"})
     try:
         _wait_parquet(spark, tmp_path, 2000, q, 120)
         kafka.proxy.blackhole(30)
@@ -250,7 +177,7 @@ def test_half_open_connections_recover(spark: Any, kafka: ProxiedKafka, tmp_path
     """Connections that stop answering without closing: the client's request timeout ends them."""
     topic, values = kafka.topic(2, 2000, "a")
     # request.timeout.ms (librdkafka socket.timeout.ms) bounds a request on a dead connection
-    q = _to_parquet(
+    q = to_parquet(
         _stream(spark, kafka, topic, **{"kafka.request.timeout.ms": "5000"}),
         tmp_path,
         {"processingTime": "500 milliseconds"},
@@ -272,14 +199,14 @@ def test_outage_beyond_the_bounds_fails_a_streaming_query_clearly(
     spark: Any, kafka: ProxiedKafka, tmp_path: Path
 ) -> None:
     topic, values = kafka.topic(2, 1000, "a")
-    q = _to_parquet(
+    q = to_parquet(
         _stream(spark, kafka, topic, **FAST_FAILURE), tmp_path, {"processingTime": "500 milliseconds"}
     )
     try:
         _wait_parquet(spark, tmp_path, 1000, q, 120)
         kafka.proxy.blackhole()  # for good
         began = time.monotonic()
-        ended = _terminated(q, 90)
+        ended = terminated(q, 90)
         took = time.monotonic() - began
     finally:
         q.stop()

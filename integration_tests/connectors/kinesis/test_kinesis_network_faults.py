@@ -8,7 +8,7 @@ the proxy. Each test checks that nothing is lost or duplicated, or that an outag
 
 from __future__ import annotations
 
-import threading
+import functools
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,11 +20,23 @@ import pytest
 from connectors.testing.fault_proxy import Direction, FaultProxy
 from connectors.testing.kinesis_endpoint import KinesisEndpoint, start_kinesalite
 from integration_tests.connectors.kinesis.helpers import options, write
+from integration_tests.connectors.network_faults import (
+    ResetsWhileReading,
+    assert_exactly,
+    healthy,
+    parquet_rows,
+    terminated,
+    to_parquet,
+    wait_parquet,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
 FORMAT = "kinesis-unified"
 SINK_SCHEMA = "data binary, shardId string, sequenceNumber string"
+_parquet = functools.partial(parquet_rows, schema=SINK_SCHEMA)
+_wait_parquet = functools.partial(wait_parquet, schema=SINK_SCHEMA)
+_assert_exactly = functools.partial(assert_exactly, column="data")
 FAST_FAILURE = {"networkTimeoutMs": "3000", "readTimeoutMs": "2000"}
 
 
@@ -58,11 +70,8 @@ def kinesis() -> Iterator[ProxiedKinesis]:
 
 @pytest.fixture(autouse=True)
 def _healthy(kinesis: ProxiedKinesis) -> Iterator[None]:
-    kinesis.proxy.restore()
-    kinesis.proxy.set_latency(0)
-    yield
-    kinesis.proxy.restore()
-    kinesis.proxy.set_latency(0)
+    with healthy([kinesis.proxy]):
+        yield
 
 
 def _read(spark: Any, opts: dict[str, str]) -> list[Any]:
@@ -70,99 +79,21 @@ def _read(spark: Any, opts: dict[str, str]) -> list[Any]:
 
 
 def _to_parquet(spark: Any, opts: dict[str, str], out: Path, trigger: dict[str, Any]) -> Any:
-    writer = (
-        spark.readStream.format(FORMAT)
-        .options(**opts)
-        .load()
-        .select("data", "shardId", "sequenceNumber")
-        .writeStream.format("parquet")
-        .option("path", str(out / "data"))
-        .option("checkpointLocation", str(out / "chk"))
-        .trigger(**trigger)
+    return to_parquet(
+        spark.readStream.format(FORMAT).options(**opts).load().select("data", "shardId", "sequenceNumber"),
+        out,
+        trigger,
     )
-    return _started(writer.start)
-
-
-WORKER_START_FAILURE = "Python worker failed to connect back"
-"""Spark's own start-up failure on an overloaded machine (the worker takes over 10 s to start)."""
-
-
-def _started(start: Any) -> Any:
-    """``start()`` a streaming query, again (same checkpoint) if its Python worker never started."""
-    for _attempt in range(3):
-        query = start()
-        while query.isActive and not query.recentProgress:
-            time.sleep(0.2)
-        error = query.exception()
-        if error is None or WORKER_START_FAILURE not in str(error) or query.recentProgress:
-            return query
-    return query
-
-
-def _terminated(query: Any, timeout_s: float) -> bool:
-    """Whether ``query`` ended within ``timeout_s`` (``awaitTermination`` raises when it failed)."""
-    try:
-        return bool(query.awaitTermination(timeout_s))
-    except Exception:  # StreamingQueryException: it ended, with the error the test looks at
-        return True
-
-
-def _parquet(spark: Any, out: Path) -> list[Any]:
-    return spark.read.schema(SINK_SCHEMA).parquet(str(out / "data")).collect()
-
-
-def _wait_parquet(spark: Any, out: Path, count: int, query: Any, timeout_s: float) -> list[Any]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        assert query.exception() is None, f"query failed: {query.exception()}"
-        if (out / "data" / "_spark_metadata").exists():
-            rows = _parquet(spark, out)
-            if len(rows) >= count:
-                return rows
-        time.sleep(0.5)
-    raise AssertionError(f"fewer than {count} rows after {timeout_s}s")
-
-
-def _assert_exactly(rows: list[Any], values: list[bytes]) -> None:
-    got = [bytes(r["data"]) for r in rows]
-    assert len(got) == len(set(got)), f"{len(got) - len(set(got))} duplicated records"
-    missing = set(values) - set(got)
-    assert not missing, f"{len(missing)} records lost"
-    assert len(got) == len(values)
-
-
-class _Resets:
-    """Resets every connection each time ``every_bytes`` more have come down the proxy, ``times`` times."""
-
-    def __init__(self, proxy: FaultProxy, times: int, every_bytes: int) -> None:
-        self.proxy, self.left, self.every = proxy, times, every_bytes
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        mark = self.proxy.stats().bytes_down
-        while self.left and not self.done.wait(0.02):
-            if self.proxy.stats().bytes_down - mark >= self.every and self.proxy.reset_all():
-                self.left -= 1
-                mark = self.proxy.stats().bytes_down
-
-    def __enter__(self) -> _Resets:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.done.set()
-        self.thread.join()
 
 
 def test_latency_and_resets_batch_and_streaming(spark: Any, kinesis: ProxiedKinesis, tmp_path: Path) -> None:
     stream, values = kinesis.stream(2, 3000, "a")
     opts = kinesis.options(stream, maxRecordsPerFetch="500")  # many calls: resets land inside a read
     kinesis.proxy.set_latency(0.01)
-    with _Resets(kinesis.proxy, times=3, every_bytes=80_000) as resets:
+    with ResetsWhileReading(kinesis.proxy, times=3, every_bytes=80_000) as resets:
         _assert_exactly(_read(spark, opts), values)
     assert resets.left == 0, "the batch read ended before it was reset 3 times"
-    with _Resets(kinesis.proxy, times=3, every_bytes=80_000) as resets:
+    with ResetsWhileReading(kinesis.proxy, times=3, every_bytes=80_000) as resets:
         q = _to_parquet(spark, {**opts, "maxRecordsPerTrigger": "1500"}, tmp_path, {"availableNow": True})
         assert q.awaitTermination(180)
         assert q.exception() is None, q.exception()
@@ -227,7 +158,7 @@ def test_outage_beyond_network_timeout_fails_clearly(
         _wait_parquet(spark, tmp_path, 100, q, 120)
         kinesis.proxy.blackhole()  # for good
         began = time.monotonic()
-        ended = _terminated(q, 90)
+        ended = terminated(q, 90)
         took = time.monotonic() - began
     finally:
         q.stop()

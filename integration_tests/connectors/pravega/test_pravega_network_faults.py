@@ -13,7 +13,7 @@ with an error naming the option in bounded time.
 from __future__ import annotations
 
 import contextlib
-import threading
+import functools
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,10 +26,22 @@ from pravega_helpers import new_stream, spark, write_events  # noqa: F401  (spar
 from connectors.testing.fault_proxy import Direction, FaultProxy
 from connectors.testing.pravega_cluster import Backend, EmulatorProcess, PravegaCluster, default_backend
 from connectors.testing.processes import free_port
+from integration_tests.connectors.network_faults import (
+    ResetsWhileReading,
+    assert_exactly,
+    healthy,
+    parquet_rows,
+    terminated,
+    to_parquet,
+    wait_parquet,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
 SINK_SCHEMA = "event binary, scope string, stream string, segment_id long, offset long"
+_parquet = functools.partial(parquet_rows, schema=SINK_SCHEMA)
+_wait_parquet = functools.partial(wait_parquet, schema=SINK_SCHEMA)
+_assert_exactly = functools.partial(assert_exactly, column="event")
 FAST_FAILURE = {"networkTimeoutMs": "3000", "readTimeoutMs": "2000"}
 PAYLOAD_PAD = b"x" * 200
 
@@ -96,13 +108,8 @@ def pravega(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxiedPravega
 
 @pytest.fixture(autouse=True)
 def _healthy(pravega: ProxiedPravega) -> Iterator[None]:
-    for proxy in pravega.proxies:
-        proxy.restore()
-        proxy.set_latency(0)
-    yield
-    for proxy in pravega.proxies:
-        proxy.restore()
-        proxy.set_latency(0)
+    with healthy(pravega.proxies):
+        yield
 
 
 def _read(spark: Any, opts: dict[str, str]) -> list[Any]:
@@ -110,72 +117,14 @@ def _read(spark: Any, opts: dict[str, str]) -> list[Any]:
 
 
 def _to_parquet(spark: Any, opts: dict[str, str], out: Path, trigger: dict[str, Any]) -> Any:
-    return (
+    return to_parquet(
         spark.readStream.format("pravega")
         .options(**opts)
         .load()
-        .select("event", "scope", "stream", "segment_id", "offset")
-        .writeStream.format("parquet")
-        .option("path", str(out / "data"))
-        .option("checkpointLocation", str(out / "chk"))
-        .trigger(**trigger)
-        .start()
+        .select("event", "scope", "stream", "segment_id", "offset"),
+        out,
+        trigger,
     )
-
-
-def _parquet(spark: Any, out: Path) -> list[Any]:
-    return spark.read.schema(SINK_SCHEMA).parquet(str(out / "data")).collect()
-
-
-def _wait_parquet(spark: Any, out: Path, count: int, query: Any, timeout_s: float) -> list[Any]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        assert query.exception() is None, f"query failed: {query.exception()}"
-        if (out / "data" / "_spark_metadata").exists():
-            rows = _parquet(spark, out)
-            if len(rows) >= count:
-                return rows
-        time.sleep(0.5)
-    raise AssertionError(f"fewer than {count} rows after {timeout_s} s")
-
-
-def _terminated(query: Any, timeout_s: float) -> bool:
-    try:
-        return bool(query.awaitTermination(timeout_s))
-    except Exception:  # StreamingQueryException: it ended, with the error the test looks at
-        return True
-
-
-def _assert_exactly(rows: list[Any], values: list[bytes]) -> None:
-    got = [bytes(r["event"]) for r in rows]
-    assert len(got) == len(set(got)), f"{len(got) - len(set(got))} duplicated events"
-    missing = set(values) - set(got)
-    assert not missing, f"{len(missing)} events lost"
-    assert len(got) == len(values)
-
-
-class _Resets:
-    """Resets every store connection each time ``every_bytes`` more came down, ``times`` times."""
-
-    def __init__(self, proxy: FaultProxy, times: int, every_bytes: int) -> None:
-        self.proxy, self.left, self.every = proxy, times, every_bytes
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        mark = self.proxy.stats().bytes_down
-        while self.left and not self.done.wait(0.01):
-            if self.proxy.stats().bytes_down - mark >= self.every and self.proxy.reset_all():
-                self.left -= 1
-                mark = self.proxy.stats().bytes_down
-
-    def __enter__(self) -> _Resets:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.done.set()
-        self.thread.join()
 
 
 def test_latency_and_resets_mid_read_batch_and_streaming(
@@ -186,10 +135,10 @@ def test_latency_and_resets_mid_read_batch_and_streaming(
     opts = pravega.options(scope, stream, networkTimeoutMs="60000", readTimeoutMs="10000")
     for proxy in pravega.proxies:
         proxy.set_latency(0.02)
-    with _Resets(pravega.store, times=3, every_bytes=120_000) as resets:
+    with ResetsWhileReading(pravega.store, times=3, every_bytes=120_000) as resets:
         _assert_exactly(_read(spark, opts), values)
     assert resets.left == 0, "the batch read ended before it was reset 3 times"
-    with _Resets(pravega.store, times=3, every_bytes=120_000) as resets:
+    with ResetsWhileReading(pravega.store, times=3, every_bytes=120_000) as resets:
         q = _to_parquet(spark, {**opts, "maxEventsPerTrigger": "1500"}, tmp_path, {"availableNow": True})
         assert q.awaitTermination(180)
         assert q.exception() is None, q.exception()
@@ -245,7 +194,7 @@ def test_outage_beyond_network_timeout_fails_clearly(
         for proxy in pravega.proxies:
             proxy.blackhole()  # for good: connections accepted, nothing answered
         began = time.monotonic()
-        ended = _terminated(q, 90)
+        ended = terminated(q, 90)
         took = time.monotonic() - began
     finally:
         q.stop()
