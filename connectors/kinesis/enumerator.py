@@ -102,6 +102,13 @@ class KinesisShardEnumerator(SplitEnumerator[KinesisShardSplit, KinesisEnumerato
     ) -> None:
         if error is not None or result is None:
             if not self._initial_done:
+                if "ResourceNotFoundException" in str(error):
+                    option = "streamARN" if self._options.stream_arn else "streamName"
+                    raise ConnectorError(
+                        f"stream {self._options.stream} (option {option}) does not exist at the "
+                        f"endpoint in region {self._options.region}: create it, or name an existing "
+                        f"stream ({error})"
+                    ) from error
                 raise ConnectorError(
                     f"shard discovery of stream {self._options.stream} failed: {error}"
                 ) from error
