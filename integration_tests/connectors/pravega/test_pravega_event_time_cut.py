@@ -30,6 +30,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
 EVENTS = 400
 LIMIT = 200
+"""Two batches per stream with the cut, four mixed ones without (measured: with a limit of one
+stream's events the two batches without the cut dropped no row, four drop 200)."""
 T0_MS = 1_700_000_000_000
 HOUR_MS = 3_600_000
 PAD = "x" * 300
