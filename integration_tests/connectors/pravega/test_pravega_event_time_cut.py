@@ -39,6 +39,10 @@ PAD = "x" * 300
 scan windows end inside the segments and events straddle the reads."""
 
 
+EVENT_BYTES = len(json.dumps({"id": "behind-0000", "ts": T0_MS, "pad": PAD})) + 8
+"""An event of "behind" with its header (those of "ahead" are a byte shorter)."""
+
+
 def _events(tag: str, base_ms: int) -> list[tuple[str | None, bytes]]:
     return [
         (None, json.dumps({"id": f"{tag}-{i:04d}", "ts": base_ms + i * 1000, "pad": PAD}).encode())
@@ -113,12 +117,18 @@ def _entries(positions: dict[str, int]) -> dict[str, Any]:
     return {sid: {"first": 0, "pos": pos} for sid, pos in positions.items()}
 
 
+@pytest.mark.parametrize(
+    "limit",
+    # 200 events of "behind" are 72,200 bytes: windows by bytes end inside an event of "ahead"
+    [{"maxEventsPerTrigger": str(LIMIT)}, {"maxBytesPerTrigger": str(LIMIT * EVENT_BYTES)}],
+    ids=["events", "bytes"],
+)
 def test_the_driver_reads_each_byte_once_and_batches_follow_event_time(
-    pravega_cluster: PravegaCluster, skewed: tuple[str, str, str]
+    pravega_cluster: PravegaCluster, skewed: tuple[str, str, str], limit: dict[str, str]
 ) -> None:
     """The bridge's steps (cut, then admission by the limit) batch after batch, without Spark."""
     scope, behind, ahead = skewed
-    raw = read_options(pravega_cluster, scope, f"{behind},{ahead}", maxEventsPerTrigger=str(LIMIT))
+    raw = read_options(pravega_cluster, scope, f"{behind},{ahead}", **limit)
     options = PravegaSourceOptions.parse(raw, streaming=True)
     planner = PravegaSegmentPlanner(options, EventTimeExtractor(EventTimeEncoding.JSON, "ts"))
     cut = EventTimeCut(EventTimeOptions(alignment=Alignment.CUT))
