@@ -3,8 +3,10 @@
 A segment holds events framed as ``int32 type (0)`` + ``int32 length`` + payload. Event
 boundaries form a chain, so finding them is sequential; when every event of a buffer has the
 same size (the common case for one writer) the chain is checked with one vectorised comparison
-of all headers at that stride, which is exactly the sequential parse. Payloads are then gathered
-with numpy into one Arrow ``binary`` array (no per-event Python objects).
+of all headers at that stride (each 8-byte header read as one integer), which is exactly the
+sequential parse. Payloads are then gathered with numpy into one Arrow ``binary`` array (no
+per-event Python objects). The decoded arrays never refer to the input buffer, so a reader may
+reuse it for its next read.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def decode_events(
     """Decode the whole events at the start of ``buf`` (which starts at an event boundary).
 
     ``base_offset`` is the segment offset of ``buf[0]``; a trailing partial event is left
-    (``consumed`` says where it starts).
+    (``consumed`` says where it starts). The result holds copies: ``buf`` may be overwritten after.
     """
     n = len(buf)
     if n < EVENT_HEADER_BYTES:
@@ -60,13 +62,15 @@ def decode_events(
     count = n // stride
     raw = np.frombuffer(buf, dtype=np.uint8)
     if count >= 1:
-        rows = raw[: count * stride].reshape(count, stride)
-        pattern = np.frombuffer(_HEADER.pack(EVENT_TYPE, length), dtype=np.uint8)
-        if bool((rows[:, :EVENT_HEADER_BYTES] == pattern).all()):
+        # every header at the stride, each read as one (unaligned) 8-byte integer
+        headers = np.ndarray((count,), dtype=np.uint64, buffer=raw, strides=(stride,))
+        (pattern,) = np.frombuffer(_HEADER.pack(EVENT_TYPE, length), dtype=np.uint64)
+        if bool((headers == pattern).all()):
             rest = n - count * stride
             tail_is_partial = rest < EVENT_HEADER_BYTES or _next_is_partial(buf, count * stride)
             if tail_is_partial:
-                values = np.ascontiguousarray(rows[:, EVENT_HEADER_BYTES:]).reshape(-1)
+                rows = raw[: count * stride].reshape(count, stride)
+                values = rows[:, EVENT_HEADER_BYTES:].copy().reshape(-1)  # a copy even of one row
                 offsets = np.arange(count + 1, dtype=np.int32) * np.int32(length)
                 payloads = pa.Array.from_buffers(
                     pa.binary(), count, [None, pa.py_buffer(offsets), pa.py_buffer(values)]

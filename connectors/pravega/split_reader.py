@@ -75,7 +75,7 @@ class SegmentChunk:
 
 
 class _Active:
-    __slots__ = ("split", "pos", "carry", "carry_at", "sealed_end")
+    __slots__ = ("split", "pos", "carry", "carry_at", "sealed_end", "constants")
 
     def __init__(self, split: PravegaSegmentSplit) -> None:
         self.split = split
@@ -83,6 +83,18 @@ class _Active:
         self.carry = b""  # bytes of a partial event read ahead
         self.carry_at = split.start_offset  # offset of carry[0] (an event boundary)
         self.sealed_end: int | None = None
+        self.constants: list[pa.Array] = []  # scope, stream, segment_id columns, sliced per batch
+
+    def constant_columns(self, n: int) -> list[pa.Array]:
+        """The split's scope, stream and segment id columns for ``n`` rows (built once, then sliced)."""
+        if not self.constants or len(self.constants[0]) < n:
+            split, size = self.split, n + n // 4  # room for the next fetch's few more events
+            self.constants = [
+                const_string_array(split.scope, size),
+                const_string_array(split.stream, size),
+                pa.array(np.full(size, split.segment_id, dtype=np.int64)),
+            ]
+        return [c.slice(0, n) for c in self.constants]
 
 
 class PravegaSegmentSplitReader(SplitReader[SegmentChunk, PravegaSegmentSplit]):
@@ -95,6 +107,7 @@ class PravegaSegmentSplitReader(SplitReader[SegmentChunk, PravegaSegmentSplit]):
         self._splits: dict[str, _Active] = {}
         self._paused: set[str] = set()
         self._wake = threading.Event()
+        self._buffer = bytearray()  # reused by every read: decoding copies what it keeps
 
     def _cluster(self) -> PravegaClusterClient:
         if self._client is None:
@@ -162,27 +175,29 @@ class PravegaSegmentSplitReader(SplitReader[SegmentChunk, PravegaSegmentSplit]):
 
     def _read(self, active: _Active, upto: int) -> SegmentChunk | None:
         split = active.split
-        parts: list[bytes | memoryview] = [active.carry] if active.carry else []
+        # the carry and the reads go into one reused buffer: a fresh multi-MB buffer per fetch
+        # (b"".join) cost more in page faults than the copy itself
+        size = len(active.carry) + upto - active.pos
+        if len(self._buffer) < size:
+            self._buffer = bytearray(size)
+        view = memoryview(self._buffer)
+        filled = len(active.carry)
+        view[:filled] = active.carry
         for _offset, data in self._cluster().read(
             split.scope, split.stream, split.segment_id, active.pos, upto
         ):
-            parts.append(data)
-        buf = b"".join(parts)
+            view[filled : filled + len(data)] = data
+            filled += len(data)
+        buf = view[:filled]
         active.pos = upto
         decoded = decode_events(buf, active.carry_at, split.segment_name)
-        active.carry = buf[decoded.consumed :]
+        active.carry = bytes(buf[decoded.consumed :])
         active.carry_at += decoded.consumed
         n = len(decoded.offsets)
         if n == 0:
             return None
         batch = pa.RecordBatch.from_arrays(
-            [
-                decoded.payloads,
-                const_string_array(split.scope, n),
-                const_string_array(split.stream, n),
-                pa.array(np.full(n, split.segment_id, dtype=np.int64)),
-                pa.array(decoded.offsets),
-            ],
+            [decoded.payloads, *active.constant_columns(n), pa.array(decoded.offsets)],
             schema=EVENT_SCHEMA,
         )
         return SegmentChunk(batch, active.carry_at)

@@ -152,6 +152,39 @@ def test_decode_rejects_a_position_inside_an_event() -> None:
         decode_events(buf[3:], 3, "sc/st/0.#epoch.0")
 
 
+@pytest.mark.parametrize(
+    "payloads",
+    [[b"only"], [b"%05d" % i for i in range(300)], [bytes([i % 251]) * (i % 7) for i in range(300)]],
+    ids=["one-event", "fixed-size", "mixed-sizes"],
+)
+def test_decoded_events_do_not_refer_to_the_buffer(payloads: list[bytes]) -> None:
+    # the split reader reuses its read buffer for the next fetch
+    buf = bytearray(b"".join(frame(p) for p in payloads) + frame(b"partial")[:10])
+    decoded = decode_events(memoryview(buf), 0)
+    buf[:] = b"\xff" * len(buf)
+    assert decoded.payloads.to_pylist() == payloads
+    assert decoded.consumed == len(buf) - 10
+
+
+def test_decode_fixed_size_checks_every_header() -> None:
+    buf = bytearray(frame(b"abcd") * 50)
+    struct.pack_into(">i", buf, 12 * 30, 1)  # the 31st event's type
+    with pytest.raises(MalformedRecordError, match=f"offset {1000 + 12 * 30} .type 1, length 4"):
+        decode_events(bytes(buf), 1000)
+
+
+def test_split_constant_columns_are_built_once_and_sliced() -> None:
+    from connectors.pravega.split_reader import _Active
+
+    active = _Active(PravegaSegmentSplit("sc", "st", 4294967297, 0, 100))
+    first = active.constant_columns(8)
+    assert [c.to_pylist() for c in first] == [["sc"] * 8, ["st"] * 8, [4294967297] * 8]
+    built = active.constants
+    assert [len(c) for c in active.constant_columns(10)] == [10, 10, 10]
+    assert active.constants is built  # 8 rows built room for 10
+    assert [c.to_pylist() for c in active.constant_columns(50)][1] == ["st"] * 50
+
+
 def test_const_string_array() -> None:
     arr = const_string_array("scope", 4)
     assert arr.to_pylist() == ["scope"] * 4
