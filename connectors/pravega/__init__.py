@@ -6,6 +6,8 @@ with its batch client: the driver resolves stream cuts into byte offsets per seg
 segment store over the wire protocol and decode the events into Arrow batches. Successor segments
 are read only after all their predecessors, so the order per routing key holds across scaling.
 A replayed micro-batch reads the same bytes: exactly-once with an idempotent or transactional sink.
+With ``eventTime.alignment=cut`` the driver reads each event's time from its payload (a JSON field
+or an int64 prefix, ``EventTimeExtractor``) within one batch's window, to admit by event time.
 
 Reader-group splits (``PravegaReaderGroupSource``, the FLIP-27 mapping: a split is a reader with its
 segments' positions, the checkpoint is the group's stream cut) run in the local runtime only.
@@ -15,6 +17,7 @@ driver commits. See docs/pravega.md.
 
 from connectors.pravega.datasource import PRAVEGA_SCHEMA, PravegaDataSource
 from connectors.pravega.enumerator import PravegaEnumeratorState, PravegaSegmentEnumerator
+from connectors.pravega.event_time import EventTimeEncoding, EventTimeExtractor
 from connectors.pravega.options import PravegaSinkOptions, PravegaSourceOptions, ReadMode
 from connectors.pravega.planner import PravegaSegmentPlanner
 from connectors.pravega.positions import StreamCutSpec, format_stream_cut, parse_stream_cut
@@ -30,6 +33,8 @@ from connectors.pravega.split_reader import PravegaSegmentSplitReader
 
 __all__ = [
     "PRAVEGA_SCHEMA",
+    "EventTimeEncoding",
+    "EventTimeExtractor",
     "PravegaDataSource",
     "PravegaEnumeratorState",
     "PravegaReaderGroupSource",
