@@ -4,7 +4,8 @@ Two streams of one segment each; the events of "behind" are an hour older than t
 (``{"id": ..., "ts": <epoch ms>, "pad": ...}``, one a second). Under a per-trigger limit and a 10-minute
 watermark, the cut reads "behind" first and Spark drops no row as late; without it the limit is
 spread over both segments and Spark drops part of "behind". The driver's scan, driven batch by batch
-as the bridge drives it, reads each byte of the streams once.
+as the bridge drives it, reads each byte of the streams once, and a driver restarted from any
+batch's start offset plans that batch the same.
 """
 
 from __future__ import annotations
@@ -123,14 +124,15 @@ def _entries(positions: dict[str, int]) -> dict[str, Any]:
     [{"maxEventsPerTrigger": str(LIMIT)}, {"maxBytesPerTrigger": str(LIMIT * EVENT_BYTES)}],
     ids=["events", "bytes"],
 )
-def test_the_driver_reads_each_byte_once_and_batches_follow_event_time(
+def test_the_driver_reads_each_byte_once_and_batches_follow_event_time_and_replay(
     pravega_cluster: PravegaCluster, skewed: tuple[str, str, str], limit: dict[str, str]
 ) -> None:
-    """The bridge's steps (cut, then admission by the limit) batch after batch, without Spark."""
+    """The bridge's steps (cut, then admission by the limit) batch after batch, without Spark; a
+    driver restarted at any batch plans that batch the same."""
     scope, behind, ahead = skewed
     raw = read_options(pravega_cluster, scope, f"{behind},{ahead}", **limit)
     options = PravegaSourceOptions.parse(raw, streaming=True)
-    planner = PravegaSegmentPlanner(options, EventTimeExtractor(EventTimeEncoding.JSON, "ts"))
+    planner = _planner(options)
     cut = EventTimeCut(EventTimeOptions(alignment=Alignment.CUT))
     splits = {s.split_id: s for s in (PravegaSegmentSplit(scope, st, 0, 0) for st in (behind, ahead))}
     positions: dict[str, int] = dict.fromkeys(splits, 0)
@@ -139,20 +141,23 @@ def test_the_driver_reads_each_byte_once_and_batches_follow_event_time(
     lengths: dict[str, int] = {}
     try:
         for _batch in range(4 * EVENTS // LIMIT):
-            ends = planner.end_positions({sid: (s, positions[sid]) for sid, s in splits.items()})
-            lengths = {sid: int(e) for sid, e in ends.items()}
-            ranges = {sid: (s, positions[sid], ends[sid]) for sid, s in splits.items()}
-            bounded = cut.bound(planner, start, ranges, options.read_limits(), final=True)
-            chosen = admit(planner, bounded, options.read_limits())
+            chosen, lengths = _plan(planner, cut, options, splits, positions, start)
             if chosen == positions:
                 break
+            # a driver restarted from this batch's start offset plans the same batch
+            restarted = _planner(options)
+            try:
+                fresh = EventTimeCut(EventTimeOptions(alignment=Alignment.CUT))
+                assert _plan(restarted, fresh, options, splits, positions, start)[0] == chosen
+            finally:
+                restarted.close()
             mark = cut.mark(chosen)
             assert mark is not None
             cuts.append(mark.cut_ms)
-            read = {sid: int(chosen[sid]) - positions[sid] for sid in splits}
+            read = {sid: chosen[sid] - positions[sid] for sid in splits}
             # the batch behind reads alone until it is done: never both at once
             assert sum(1 for n in read.values() if n) == 1, f"batch read {read}"
-            positions = {sid: int(p) for sid, p in chosen.items()}
+            positions = chosen
             start = {"v": OFFSET_VERSION, "splits": _entries(positions), "cut": mark.to_json()}
         assert positions == lengths, "not every event was admitted"
         assert cuts == sorted(cuts) and len(cuts) == 2 * EVENTS // LIMIT, cuts
@@ -161,6 +166,26 @@ def test_the_driver_reads_each_byte_once_and_batches_follow_event_time(
         assert planner.event_times.bytes_read == sum(lengths.values()), "the driver read some bytes twice"
     finally:
         planner.close()
+
+
+def _planner(options: PravegaSourceOptions) -> PravegaSegmentPlanner:
+    return PravegaSegmentPlanner(options, EventTimeExtractor(EventTimeEncoding.JSON, "ts"))
+
+
+def _plan(
+    planner: PravegaSegmentPlanner,
+    cut: EventTimeCut,
+    options: PravegaSourceOptions,
+    splits: dict[str, PravegaSegmentSplit],
+    positions: dict[str, int],
+    start: dict[str, Any],
+) -> tuple[dict[str, int], dict[str, int]]:
+    """``(chosen ends, available ends)`` of one batch, as the bridge's ``latestOffset`` plans it."""
+    ends = planner.end_positions({sid: (s, positions[sid]) for sid, s in splits.items()})
+    ranges = {sid: (s, positions[sid], ends[sid]) for sid, s in splits.items()}
+    bounded = cut.bound(planner, start, ranges, options.read_limits(), final=True)
+    chosen = admit(planner, bounded, options.read_limits())
+    return {sid: int(p) for sid, p in chosen.items()}, {sid: int(e) for sid, e in ends.items()}
 
 
 @pytest.mark.parametrize(
