@@ -93,9 +93,7 @@ class EventTimeCut:
         idle = self._idle_splits(ranges, final)
         active = {sid: r for sid, r in ranges.items() if sid not in idle}
         pending = {sid: r for sid, r in active.items() if r[1] != r[2]}
-        woken = {
-            sid: r for sid, r in pending.items() if sid not in start.get("splits", {}) or sid in self._idle
-        }
+        woken = {sid: r for sid, r in pending.items() if self._may_be_late(sid, start)}
         self._idle = idle
         self._check_late(planner, woken, t_prev)
         self._cut_ms, self._cut_ends, self._heads = t_prev, {}, {}
@@ -183,8 +181,21 @@ class EventTimeCut:
                 hi = mid
         return lo
 
+    def _may_be_late(self, sid: str, start: Mapping[str, Any]) -> bool:
+        """Whether ``sid``'s records did not hold the previous cut back, so may be older than it.
+
+        That is a split new in this batch, one idle until now, or one that has read nothing and has
+        no event time yet: discovered while empty (a new partition before its producer writes),
+        it held no cut back however soon its first records came.
+        """
+        entry = start.get("splits", {}).get(sid)
+        if entry is None or sid in self._idle:
+            return True
+        never_read = "pos" in entry and entry["pos"] == entry.get("first")
+        return never_read and self._prev is not None and self._prev.split_times.get(sid) is None
+
     def _check_late(self, planner: SplitPlanner[Any], woken: Ranges, t_prev: int | None) -> None:
-        """Report splits (new, or idle until now) that hold records older than the previous cut."""
+        """Report splits that may be late (``_may_be_late``) and hold records older than the previous cut."""
         if t_prev is None or not woken:
             return
         ends = planner.positions_at_time(woken, t_prev)

@@ -241,6 +241,32 @@ def test_a_new_split_older_than_the_cut_is_reported_or_fails(fail, caplog) -> No
     )
 
 
+def test_a_split_discovered_empty_that_fills_with_old_records_is_reported() -> None:
+    # a new Kafka partition is discovered (and logged) before its producer writes to it; its first
+    # records come well within the idle timeout, so it was never idle, yet they are older than the cut
+    logs: dict[str, list[int]] = {"s0": [1000, 1100], "new": []}
+    clock = Clock()
+    cutter = EventTimeCut(EventTimeOptions(Alignment.CUT, idle_timeout_ms=60_000), clock=clock)
+    planner = LogsPlanner(logs)
+    entry = {"first": 0, "pos": 0}
+    start = {"v": 2, "splits": {"s0": {"first": 0, "pos": 2}, "new": entry}, "cut": {"t": 1101, "et": {}}}
+    cutter.bound(planner, start, ranges_of(logs, {"s0": 2, "new": 0}), None)
+    start["cut"] = {"t": 1101, "et": cutter.mark({"s0": 2, "new": 0}).split_times}
+    assert start["cut"]["et"]["new"] is None  # nothing read yet, no event time
+    logs["new"] = [10, 20, 30]
+    clock.now = 1.0
+    out = cutter.bound(planner, start, ranges_of(logs, {"s0": 2, "new": 0}), None)
+    assert out["new"][2] == 3
+    assert cutter.report()["lateSplits"] == {"new": {"records": 3, "behindMs": 1091, "cut": 1101}}
+    # once read up to a cut it has an event time: later old records are its own disorder, not a late split
+    start["cut"] = {"t": 1101, "et": cutter.mark({"s0": 2, "new": 3}).split_times}
+    start["splits"]["new"] = {"first": 0, "pos": 3}
+    logs["new"].append(40)
+    fresh = EventTimeCut(EventTimeOptions(Alignment.CUT, idle_timeout_ms=60_000), clock=clock)
+    fresh.bound(planner, start, ranges_of(logs, {"s0": 2, "new": 3}), None)
+    assert fresh.report()["lateSplits"] == {}
+
+
 # --- options ----------------------------------------------------------------------------------
 def test_options_parse_and_defaults() -> None:
     assert EventTimeOptions.parse({}).alignment is Alignment.OFF
