@@ -122,7 +122,7 @@ class PravegaEventTimeLookup:
         """Event boundaries in ``[start, end]`` from ``start``: at least ``max_events`` events or
         ``max_bytes`` bytes when the range holds them (more when already read)."""
         scan = self._scan(split, start, end, max_events, max_bytes)
-        bounds = [int(o) for o in scan.offsets if o <= end]
+        bounds: list[int] = scan.offsets[: int(np.searchsorted(scan.offsets, end, side="right"))].tolist()
         if scan.scanned_to <= end:
             bounds.append(scan.scanned_to)
         return bounds if bounds else [start]
