@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from integration_tests.connectors.files.conftest import write_jsonl
+from integration_tests.connectors.parquet_sink import run_available_now
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
 
@@ -52,23 +53,8 @@ def test_csv_failfast_with_a_corrupt_record_column_blames_the_bad_line(spark: An
 
 def _available_now(spark: Any, directory: Path, checkpoint: Path, table: str, **options: str) -> None:
     opts = {"format": "jsonl", **options}
-    query = (
-        spark.readStream.format(FMT)
-        .options(**opts)
-        .schema("id LONG")
-        .load(str(directory))
-        .writeStream.format("parquet")
-        .option("path", str(checkpoint.parent / table))
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        query.awaitTermination(120)
-    finally:
-        query.stop()
-    if query.exception() is not None:
-        raise query.exception()
+    df = spark.readStream.format(FMT).options(**opts).schema("id LONG").load(str(directory))
+    run_available_now(df, checkpoint.parent / table, checkpoint)
 
 
 def test_restarted_available_now_query_reads_files_added_since(

@@ -15,6 +15,7 @@ from connectors.kafka.options import KafkaSourceOptions
 from connectors.testing.kafka_cluster import KafkaBroker, start_broker
 from integration_tests.connectors.kafka.conftest import _kinds
 from integration_tests.connectors.kafka.helpers import reader, stream
+from integration_tests.connectors.parquet_sink import run_available_now
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
 
@@ -23,21 +24,7 @@ SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 
 def _available_now(spark: Any, broker: KafkaBroker, checkpoint: Path, **options: str) -> int:
     out = checkpoint.parent / f"out-{checkpoint.name}"
-    query = (
-        stream(spark, broker, startingOffsets="earliest", **options)
-        .load()
-        .writeStream.format("parquet")
-        .option("path", str(out))
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        query.awaitTermination(120)
-    finally:
-        query.stop()
-    if query.exception() is not None:
-        raise query.exception()
+    run_available_now(stream(spark, broker, startingOffsets="earliest", **options).load(), out, checkpoint)
     return spark.read.parquet(str(out)).count() if out.exists() else 0
 
 

@@ -23,10 +23,9 @@ from connectors.testing.fault_proxy import Direction, FaultProxy
 from connectors.testing.kafka_cluster import KafkaBroker
 from connectors.testing.maven import java_and_maven_available
 from connectors.testing.processes import free_port
-from integration_tests.connectors.network_faults import (
-    ResetsWhileReading,
+from integration_tests.connectors.network_faults import ResetsWhileReading, healthy
+from integration_tests.connectors.parquet_sink import (
     assert_exactly,
-    healthy,
     parquet_rows,
     terminated,
     to_parquet,

@@ -10,29 +10,16 @@ import pytest
 
 from connectors.testing.kinesis_endpoint import KinesisEndpoint, available_endpoint_kinds
 from integration_tests.connectors.kinesis.helpers import options, write
+from integration_tests.connectors.parquet_sink import run_available_now
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(300)]
 
 
 def _available_now(spark: Any, opts: dict[str, str], checkpoint: Path) -> int:
     out = checkpoint.parent / f"out-{checkpoint.name}"
-    query = (
-        spark.readStream.format("kinesis-unified")
-        .options(**opts)
-        .load()
-        .select("data")
-        .writeStream.format("parquet")
-        .option("path", str(out))
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start()
+    run_available_now(
+        spark.readStream.format("kinesis-unified").options(**opts).load().select("data"), out, checkpoint
     )
-    try:
-        query.awaitTermination(120)
-    finally:
-        query.stop()
-    if query.exception() is not None:
-        raise query.exception()
     return spark.read.parquet(str(out)).count() if out.exists() else 0
 
 

@@ -20,10 +20,9 @@ import pytest
 from connectors.testing.fault_proxy import Direction, FaultProxy
 from connectors.testing.kinesis_endpoint import KinesisEndpoint, start_kinesalite
 from integration_tests.connectors.kinesis.helpers import options, write
-from integration_tests.connectors.network_faults import (
-    ResetsWhileReading,
+from integration_tests.connectors.network_faults import ResetsWhileReading, healthy
+from integration_tests.connectors.parquet_sink import (
     assert_exactly,
-    healthy,
     parquet_rows,
     terminated,
     to_parquet,

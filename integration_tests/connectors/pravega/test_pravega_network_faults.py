@@ -26,10 +26,9 @@ from pravega_helpers import new_stream, spark, write_events  # noqa: F401  (spar
 from connectors.testing.fault_proxy import Direction, FaultProxy
 from connectors.testing.pravega_cluster import Backend, EmulatorProcess, PravegaCluster, default_backend
 from connectors.testing.processes import free_port
-from integration_tests.connectors.network_faults import (
-    ResetsWhileReading,
+from integration_tests.connectors.network_faults import ResetsWhileReading, healthy
+from integration_tests.connectors.parquet_sink import (
     assert_exactly,
-    healthy,
     parquet_rows,
     terminated,
     to_parquet,
