@@ -26,6 +26,7 @@ from connectors.pravega.options import PravegaSourceOptions
 from connectors.pravega.planner import PravegaSegmentPlanner
 from connectors.pravega.split import PravegaSegmentSplit
 from connectors.testing.pravega_cluster import PravegaCluster, unique_name
+from integration_tests.connectors.spark_batches import logged_offsets
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -108,6 +109,10 @@ def test_a_watermark_drops_no_row_with_the_cut_and_some_without(
     read, dropped, ids = _watermarked(spark, {**options, **cut}, tmp_path / "cut")
     assert (read, dropped) == (2 * EVENTS, 0), f"with the cut: {read} rows read, {dropped} dropped as late"
     assert len(ids) == len(set(ids)) == 2 * EVENTS, "with the cut: events lost or duplicated"
+    logged = list(logged_offsets(tmp_path / "cut").values())  # version 2: T and each segment's time
+    cuts = [o["cut"]["t"] for o in logged]
+    assert len(set(cuts)) == 2 * EVENTS // LIMIT and cuts == sorted(cuts), cuts  # + no-data batches
+    assert all(o["v"] == OFFSET_VERSION and len(o["cut"]["et"]) == 2 for o in logged), logged[0]
     read, dropped, ids = _watermarked(spark, options, tmp_path / "off")
     assert read == 2 * EVENTS and dropped > 0, f"without the cut: {read} rows read, {dropped} dropped as late"
     assert len(ids) == 2 * EVENTS - dropped
