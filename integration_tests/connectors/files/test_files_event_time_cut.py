@@ -8,7 +8,6 @@ turns; every row comes once and no batch reads a row at or after its cut.
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,6 +16,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
+from integration_tests.connectors.spark_batches import collect_batches, logged_offsets
 
 FMT = "files-unified"
 GROUP = 50
@@ -36,36 +37,13 @@ def _write(directory: Path, name: str, first_s: int, step_s: int) -> None:
 
 
 def _run(spark: Any, directory: Path, checkpoint: Path, **opts: str) -> list[tuple[int, str, datetime]]:
-    rows: list[tuple[int, str, datetime]] = []
-
-    def collect(df: Any, batch_id: int) -> None:
-        rows.extend((batch_id, r["id"], r["ts"]) for r in df.collect())
-
-    query = (
-        spark.readStream.format(FMT)
-        .options(**opts)
-        .load(str(directory))
-        .writeStream.foreachBatch(collect)
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        assert query.awaitTermination(180), "the AvailableNow query did not finish"
-        assert query.exception() is None, query.exception()
-    finally:
-        query.stop()
-    return rows
+    df = spark.readStream.format(FMT).options(**opts).load(str(directory))
+    return collect_batches(df, checkpoint, lambda batch_id, r: (batch_id, r["id"], r["ts"]))
 
 
 def _cuts(checkpoint: Path) -> dict[int, int]:
     """Batch id -> the cut (epoch ms) of its end offset, from the offset log."""
-    files = [f for f in (checkpoint / "offsets").iterdir() if f.name.isdigit()]
-    out = {}
-    for f in files:
-        offset = json.loads(f.read_text().splitlines()[-1])
-        out[int(f.name)] = offset["cut"]["t"]
-    return out
+    return {batch: offset["cut"]["t"] for batch, offset in logged_offsets(checkpoint).items()}
 
 
 def _ms(t: datetime) -> int:

@@ -7,7 +7,6 @@ With ``eventTime.alignment=cut`` every batch reads both partitions up to one eve
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from connector_base.testing.driver_process import DriverProcess, log_entries
 from connectors.testing.event_time_skew import LateCount, skewed_topic, watermarked_counts
 from connectors.testing.kafka_cluster import KafkaBroker
 from integration_tests.connectors.kafka.helpers import stream
+from integration_tests.connectors.spark_batches import logged_offsets
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
@@ -54,9 +54,8 @@ def cut_run(spark: Any, reference_broker: KafkaBroker, skewed: str, tmp_path_fac
 
 
 def _offsets(checkpoint: Path) -> list[dict[str, Any]]:
-    """The source offset of every micro-batch in the offset log, in order (not its .crc files)."""
-    files = [f for f in (checkpoint / "offsets").iterdir() if f.name.isdigit()]
-    return [json.loads(f.read_text().splitlines()[-1]) for f in sorted(files, key=lambda f: int(f.name))]
+    """The source offset of every micro-batch in the offset log, in order."""
+    return list(logged_offsets(checkpoint).values())
 
 
 @pytest.mark.timeout(600)

@@ -20,6 +20,7 @@ import pytest
 
 from connectors.testing.kinesis_endpoint import Gap, KinesisEndpoint
 from integration_tests.connectors.kinesis.helpers import keyed, options, wait_until, write
+from integration_tests.connectors.spark_batches import collect_batches
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -54,30 +55,16 @@ def skewed(kinesis_endpoint: KinesisEndpoint) -> tuple[str, str, str]:
 
 
 def _run(spark: Any, endpoint: KinesisEndpoint, stream: str, checkpoint: Path, **extra: str) -> list[Any]:
-    sink: list[tuple[int, str, int, bytes]] = []
-    lock = threading.Lock()
-
-    def collect(df: Any, batch_id: int) -> None:
-        rows = df.select("shardId", "approximateArrivalTimestamp", "data").collect()
-        with lock:
-            sink.extend((batch_id, r[0], int(r[1].timestamp() * 1000 + 0.5), bytes(r[2])) for r in rows)
-
     opts = options(endpoint, stream, maxRecordsPerTrigger=str(LIMIT), **extra)
-    query = (
+    df = (
         spark.readStream.format("kinesis-unified")
         .options(**opts)
         .load()
-        .writeStream.foreachBatch(collect)
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start()
+        .select("shardId", "approximateArrivalTimestamp", "data")
     )
-    try:
-        assert query.awaitTermination(180), "the AvailableNow query did not finish"
-        assert query.exception() is None, query.exception()
-    finally:
-        query.stop()
-    return sink
+    return collect_batches(
+        df, checkpoint, lambda batch_id, r: (batch_id, r[0], int(r[1].timestamp() * 1000 + 0.5), bytes(r[2]))
+    )
 
 
 def test_cut_reads_by_arrival_time_across_shards_and_every_record_once(

@@ -1,0 +1,55 @@
+"""Micro-batches of a Spark streaming query as the event-time cut's tests look at them.
+
+``collect_batches`` runs a query to the end of its data (``Trigger.AvailableNow``) and keeps every
+row with the id of the micro-batch that read it; ``logged_offsets`` reads the source offsets Spark
+wrote to the checkpoint's offset log (with the cut, version 2 offsets carry ``"cut"``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+__all__ = ["collect_batches", "logged_offsets"]
+
+T = TypeVar("T")
+"""What the caller keeps of one row."""
+
+
+def collect_batches(
+    df: Any, checkpoint: Path, keep: Callable[[int, Any], T], timeout_s: float = 180.0
+) -> list[T]:
+    """``keep(batch id, row)`` for every row of streaming ``df``, run to its end into ``foreachBatch``."""
+    kept: list[T] = []
+    lock = threading.Lock()
+
+    def collect(batch: Any, batch_id: int) -> None:
+        rows = [keep(batch_id, r) for r in batch.collect()]
+        with lock:  # foreachBatch runs on the query's thread, read here after it ends
+            kept.extend(rows)
+
+    query = (
+        df.writeStream.foreachBatch(collect)
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
+    try:
+        assert query.awaitTermination(timeout_s), "the AvailableNow query did not finish"
+        assert query.exception() is None, query.exception()
+    finally:
+        query.stop()
+    with lock:
+        return list(kept)
+
+
+def logged_offsets(checkpoint: Path) -> dict[int, dict[str, Any]]:
+    """Batch id -> the source offset Spark logged as that micro-batch's end (not the .crc files)."""
+    out = {}
+    for f in (checkpoint / "offsets").iterdir():
+        if f.name.isdigit():
+            out[int(f.name)] = json.loads(f.read_text().splitlines()[-1])
+    return dict(sorted(out.items()))
