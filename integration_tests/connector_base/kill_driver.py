@@ -1,33 +1,59 @@
-"""A driver process for the kill-and-restart test: streams a source into a Parquet sink.
+"""A Spark driver for the kill-and-restart tests of every connector: a stream into a Parquet sink.
 
-Usage: python kill_driver.py <format> <checkpoint dir> <output dir> <options json>
+    python kill_driver.py FORMAT CHECKPOINT OUTPUT OPTIONS_JSON [--columns a,b] [--trigger-ms N]
+
+Reads ``FORMAT`` with the options (a JSON object) and writes the columns (all by default) to
+Parquet at ``OUTPUT``, restartable from ``CHECKPOINT``. Prints ``STARTED`` once the query runs.
+With ``--trigger-ms`` it triggers every N ms until killed; without, it runs ``availableNow`` and
+prints ``DONE`` when that ends (exit status 1 if the query failed).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def main() -> None:
-    fmt, checkpoint, output, options = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+    """Run the query."""
+    parser = argparse.ArgumentParser()
+    for name in ("format", "checkpoint", "output", "options"):
+        parser.add_argument(name)
+    parser.add_argument("--columns", help="comma-separated columns to write (default: all)")
+    parser.add_argument("--trigger-ms", type=int, help="a processing-time trigger, run until killed")
+    args = parser.parse_args()
     from connector_base.spark import local_spark_session
 
-    spark = local_spark_session("kill-test", cores=2)
+    spark = local_spark_session(f"{args.format}-kill-test", cores=2)
     spark.sparkContext.setLogLevel("ERROR")
-    query = (
-        spark.readStream.format(fmt)
-        .options(**options)
-        .load()
-        .writeStream.format("parquet")
-        .option("path", output)
-        .option("checkpointLocation", checkpoint)
-        .trigger(availableNow=True)
-        .start()
+    df = spark.readStream.format(args.format).options(**json.loads(args.options)).load()
+    if args.columns:
+        df = df.select(*args.columns.split(","))
+    writer = (
+        df.writeStream.format("parquet")
+        .option("path", args.output)
+        .option("checkpointLocation", args.checkpoint)
     )
-    query.awaitTermination()
-    print("DONE", flush=True)
-    spark.stop()
+    if args.trigger_ms is None:
+        query = writer.trigger(availableNow=True).start()
+        print("STARTED", flush=True)
+        query.awaitTermination()
+        if query.exception() is not None:
+            raise SystemExit(f"query failed: {query.exception()}")
+        print("DONE", flush=True)
+        spark.stop()
+        return
+    query = writer.trigger(processingTime=f"{args.trigger_ms} milliseconds").start()
+    print("STARTED", flush=True)
+    while True:
+        time.sleep(1)
+        if query.exception() is not None:
+            raise SystemExit(f"query failed: {query.exception()}")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -15,11 +16,20 @@ from integration_tests.connectors.kafka.helpers import memory_query, stream, wai
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
-DRIVER = Path(__file__).with_name("kill_driver.py")
+DRIVER = Path(__file__).resolve().parents[2] / "connector_base" / "kill_driver.py"
 
 
-def _start_driver(broker: KafkaBroker, topic: str, out: Path, chk: Path, *extra: str) -> DriverProcess:
-    return DriverProcess(DRIVER, [broker.bootstrap, topic, str(out), str(chk), *extra])
+def _start_driver(
+    broker: KafkaBroker, topic: str, out: Path, chk: Path, available_now: bool = False
+) -> DriverProcess:
+    options = {
+        "kafka.bootstrap.servers": broker.bootstrap,
+        "subscribe": topic,
+        "startingOffsets": "earliest",
+        "maxOffsetsPerTrigger": "300",
+    }
+    args = ["kafka-unified", str(chk), str(out), json.dumps(options), "--columns", "value,partition,offset"]
+    return DriverProcess(DRIVER, args + ([] if available_now else ["--trigger-ms", "100"]))
 
 
 @pytest.mark.timeout(1200)
@@ -54,7 +64,7 @@ def test_driver_killed_at_several_points_restarts_exactly_once(
     driver.wait_for(lambda: len(list(out.glob("*.parquet"))) > files)
     driver.kill()
     # finally run to the end of the data
-    driver = _start_driver(reference_broker, topic, out, chk, "--available-now")
+    driver = _start_driver(reference_broker, topic, out, chk, available_now=True)
     assert driver.proc.wait(600) == 0, "the final AvailableNow run failed"
     rows = spark.read.parquet(str(out)).collect()  # only committed files (the sink's metadata log)
     keys = [(r["partition"], r["offset"]) for r in rows]

@@ -22,7 +22,8 @@ pytestmark = [pytest.mark.spark, pytest.mark.integration]
 FILES, OVERLAP, TOTAL = 300, 100, 500
 """Records 0..299 in files; the topic holds 200..499 (100 of them also in the files)."""
 
-DRIVER = Path(__file__).with_name("hybrid_kill_driver.py")
+DRIVER = Path(__file__).resolve().parents[2] / "connector_base" / "kill_driver.py"
+COLUMNS = ["--columns", "value,partition,offset"]
 
 
 def _expected(total: int = TOTAL) -> list[bytes]:
@@ -104,7 +105,10 @@ def test_driver_killed_at_the_switch_recovers_exactly_once(
 ) -> None:
     options = _setup(reference_broker, tmp_path, **{"kafka-unified.maxOffsetsPerTrigger": "60"})
     out, chk = tmp_path / "out", tmp_path / "chk"
-    driver = DriverProcess(DRIVER, [json.dumps(options), str(out), str(chk)])
+    # one trigger a second: the driver is killed within that second of the switch batch
+    driver = DriverProcess(
+        DRIVER, ["hybrid", str(chk), str(out), json.dumps(options), *COLUMNS, "--trigger-ms", "1000"]
+    )
     driver.wait_for(lambda: _latest_stage(chk) == 1)  # the switch batch is logged
     driver.kill()
     offsets, commits = log_entries(chk / "offsets"), log_entries(chk / "commits")
@@ -112,7 +116,7 @@ def test_driver_killed_at_the_switch_recovers_exactly_once(
     # live records arrive while the driver is down
     topic = options["kafka-unified.subscribe"]
     reference_broker.produce(topic, [f"r{i}".encode() for i in range(TOTAL, TOTAL + 100)])
-    driver = DriverProcess(DRIVER, [json.dumps(options), str(out), str(chk), "--available-now"])
+    driver = DriverProcess(DRIVER, ["hybrid", str(chk), str(out), json.dumps(options), *COLUMNS])
     assert driver.finish(600), (
         f"the restarted driver failed (killed with {offsets} offsets, {commits} commits)"
     )

@@ -13,12 +13,19 @@ from connector_base.testing.driver_process import run_and_kill_after_first_commi
 from connectors.testing.kinesis_endpoint import KinesisEndpoint, available_endpoint_kinds
 from integration_tests.connectors.kinesis.helpers import options, write
 
-DRIVER = Path(__file__).with_name("kinesis_kill_driver.py")
+DRIVER = Path(__file__).resolve().parents[2] / "connector_base" / "kill_driver.py"
 RECORDS = 6000
 
 
 def run_driver(checkpoint: Path, output: Path, opts: dict[str, str], kill_after_s: float | None) -> bool:
-    args = [str(checkpoint), str(output), json.dumps(opts)]
+    args = [
+        "kinesis-unified",
+        str(checkpoint),
+        str(output),
+        json.dumps(opts),
+        "--columns",
+        "data,partitionKey,shardId,sequenceNumber",
+    ]
     return run_and_kill_after_first_commit(DRIVER, args, checkpoint, kill_after_s)
 
 
