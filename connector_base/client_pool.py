@@ -23,7 +23,7 @@ import weakref
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
-__all__ = ["DEFAULT_IDLE_TIMEOUT_S", "IdleClientPool"]
+__all__ = ["DEFAULT_IDLE_TIMEOUT_S", "IdleClientPool", "close_all_idle"]
 
 LOG = logging.getLogger(__name__)
 
@@ -132,7 +132,16 @@ class IdleClientPool(Generic[ClientT]):
             LOG.debug("%s: closing a client failed: %s", self.name, e)
 
 
+def close_all_idle() -> int:
+    """Close every idle client of every pool in this process; how many were closed.
+
+    A retried Spark task calls this first (as Spark's Kafka source invalidates its cached consumers
+    on a task's second attempt): the failure may have been a pooled client's, and the next attempt
+    must not borrow it again.
+    """
+    return sum(pool.close_idle() for pool in list(_POOLS))
+
+
 @atexit.register
 def _close_all_pools() -> None:
-    for pool in list(_POOLS):
-        pool.close_idle()
+    close_all_idle()

@@ -8,13 +8,14 @@ from typing import Any
 
 import pyarrow as pa
 
+from connector_base.client_pool import close_all_idle
 from connector_base.errors import ConnectorError
 from connector_base.gc_tuning import bulk_read_gc
 from connector_base.source import Source
 from connector_base.source_reader import InputStatus, SourceReaderContext
 from connector_base.spark.arrow_output import DEFAULT_BATCH_ROWS, ArrowBatchOutput
 
-__all__ = ["read_splits_as_arrow"]
+__all__ = ["forget_pooled_clients_on_retry", "read_splits_as_arrow"]
 
 LOG = logging.getLogger(__name__)
 
@@ -36,6 +37,7 @@ def read_splits_as_arrow(
     """Run a reader over ``splits`` (each bounded to its planned range) and yield Arrow batches."""
     import time
 
+    forget_pooled_clients_on_retry(_task_attempt())
     with bulk_read_gc():  # records arrive in bulk: see gc_tuning
         context = SourceReaderContext(subtask_id=0, parallelism=1, config=dict(reader_config or {}))
         reader = source.create_reader(context)
@@ -81,3 +83,26 @@ def read_splits_as_arrow(
 def _names(splits: Sequence[Any]) -> str:
     ids = [str(s.split_id) for s in splits]
     return ", ".join(ids) if len(ids) <= 3 else f"{ids[0]} and {len(ids) - 1} more splits"
+
+
+def _task_attempt() -> int:
+    """The running Spark task's attempt number (0 outside a task)."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return int(context.attemptNumber()) if context is not None else 0
+
+
+def forget_pooled_clients_on_retry(attempt: int) -> int:
+    """On a retried task (``attempt`` > 0) close this worker's idle pooled clients; how many.
+
+    A task that failed may have failed on a pooled client (its connections dead, its state broken);
+    Spark's Kafka source invalidates its cached consumers on a task's second attempt for the same
+    reason. The retry then connects afresh.
+    """
+    if attempt <= 0:
+        return 0
+    closed = close_all_idle()
+    if closed:
+        LOG.info("task attempt %d: closed %d idle pooled clients before reading", attempt, closed)
+    return closed
