@@ -142,11 +142,13 @@ class LagListener(StreamingQueryListener):
         with self._lock:
             return list(self._samples)
 
-    def serve(self, port: int, addr: str = "127.0.0.1") -> None:
-        """Serve this listener's registry over HTTP for Prometheus to scrape."""
+    def serve(self, port: int, addr: str = "127.0.0.1") -> Any:
+        """Serve this listener's registry over HTTP for Prometheus to scrape (``/metrics``, a daemon
+        thread); returns the server, whose ``shutdown()`` stops it."""
         if self._registry is None:
             raise ConnectorError("LagListener.serve needs prometheus=True or a registry")
-        _prometheus().start_http_server(port, addr=addr, registry=self._registry)
+        server, _thread = _prometheus().start_http_server(port, addr=addr, registry=self._registry)
+        return server
 
     @override
     def onQueryStarted(self, event: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import urllib.request
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from prometheus_client import CollectorRegistry
 
 from connector_base.spark.lag_listener import LagListener
 from connectors.testing.kafka_cluster import KafkaBroker
+from connectors.testing.processes import free_port
 from integration_tests.connectors.kafka.helpers import batch_sizes, memory_query, stream, wait_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(300)]
@@ -84,6 +86,18 @@ def test_listener_sees_backlog_end_and_lag_reach_the_brokers_high_watermarks(
     labels = {"query": table, "source": last.source}
     assert registry.get_sample_value("sparkflow_source_lag_records", labels) == 0
     assert registry.get_sample_value("sparkflow_source_backlog", labels) == 0
+    # what Prometheus scrapes over HTTP
+    port = free_port()
+    server = listener.serve(port)
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
+            scraped = answer.read().decode()
+    finally:
+        server.shutdown()
+        server.server_close()
+    series = f'query="{table}",source="{last.source}"'
+    assert f"sparkflow_source_lag_records{{{series}}} 0.0" in scraped, scraped[-1500:]
+    assert f"sparkflow_source_backlog{{{series}}} 0.0" in scraped, scraped[-1500:]
 
 
 def test_backlog_by_time_behind_from_offsets_by_timestamp(
