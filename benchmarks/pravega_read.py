@@ -15,6 +15,14 @@ connector's segment readers without Spark.
     python benchmarks/pravega_read.py                    # 1,000,000 events on the standalone server
     python benchmarks/pravega_read.py --events 100000    # quick run
     python benchmarks/pravega_read.py --backend emulator
+    python -m benchmarks.pravega_read --profile /tmp/prof   # + where the time goes (below)
+
+``--profile DIR`` also prints, for every timed Spark round of both the connector and the floor, the
+CPU seconds of the JVM and of the Python workers, the tasks' durations and the scan's metrics
+(``benchmarks/spark_metrics.py``), and records the Python workers with py-spy during the timed
+rounds (``DIR/pravega.raw``, ``DIR/floor.raw``), summed by category at the end
+(``benchmarks/profile_summary.py``). py-spy takes CPU of its own: compare the ratios of a run
+without it.
 """
 
 from __future__ import annotations
@@ -35,6 +43,8 @@ from connectors.testing.pravega_cluster import (  # noqa: E402
 )
 
 ROUTING_KEYS = 64
+_BROKER = {Backend.STANDALONE: b"pravega-standalone", Backend.EMULATOR: b"pravega_emulator"}
+"""How ``--profile`` finds the server's processes (command line)."""
 
 
 def write(uri: str, scope: str, stream: str, events: int, size: int, segments: int) -> float:
@@ -129,6 +139,38 @@ def direct_read(uri: str, scope: str, stream: str) -> tuple[float, int]:
     return time.perf_counter() - start, rows
 
 
+class _Profiler:
+    """``--profile``: CPU per process kind and Spark's task metrics per query, py-spy per phase."""
+
+    def __init__(self, spark: Any, directory: str, broker_match: bytes) -> None:
+        from benchmarks.spark_metrics import ProcessCpu
+
+        os.makedirs(directory, exist_ok=True)
+        self.spark = spark
+        self.directory = directory
+        self.cpu = ProcessCpu(spark, broker_match=broker_match)
+        self.recorder: Any = None
+
+    def start(self, name: str) -> None:
+        from benchmarks.spark_metrics import PySpyRecorder
+
+        self.recorder = PySpyRecorder(self.spark, os.path.join(self.directory, name + ".raw"))
+
+    def stop(self) -> None:
+        self.recorder.stop()
+
+    def measure(self, name: str, run: Any) -> Any:
+        """``run()``'s result (its seconds, or a tuple starting with them), the query's figures printed."""
+        from benchmarks.spark_metrics import format_report, last_query_report
+
+        before = self.cpu.sample()
+        result = run()
+        after = self.cpu.sample()
+        seconds = result[0] if isinstance(result, tuple) else result
+        print(format_report(name, seconds, (before, after), last_query_report(self.spark)))
+        return result
+
+
 def main() -> None:
     """Run the benchmark and print both rates and their ratio."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -139,6 +181,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=3, help="untimed rounds of each side first")
     parser.add_argument(
         "--backend", choices=(Backend.STANDALONE, Backend.EMULATOR), default=Backend.STANDALONE
+    )
+    parser.add_argument(
+        "--profile", metavar="DIR", help="CPU, task metrics and py-spy stacks of the timed rounds"
     )
     args = parser.parse_args()
 
@@ -161,16 +206,29 @@ def main() -> None:
 
         for _ in range(args.warmup):
             spark_read(spark, uri, scope, stream)
-        floor = min(
-            floor_read(spark, PRAVEGA_SCHEMA, args.events, "event", partitions=min(2, args.segments))
-            for _ in range(args.warmup + args.rounds)
-        )
+        profiler = _Profiler(spark, args.profile, _BROKER[args.backend]) if args.profile else None
+
+        def floor_round() -> float:
+            return floor_read(spark, PRAVEGA_SCHEMA, args.events, "event", partitions=min(2, args.segments))
+
+        floor = min(floor_round() for _ in range(args.warmup))
+        if profiler:
+            profiler.start("floor")
+        for r in range(args.rounds):
+            seconds = profiler.measure(f"floor round {r + 1}", floor_round) if profiler else floor_round()
+            floor = min(floor, seconds)
+        if profiler:
+            profiler.stop()
+            profiler.start("pravega")
         best_spark = float("inf")
         for r in range(args.rounds):
-            seconds, n, size = spark_read(spark, uri, scope, stream)
+            read = lambda: spark_read(spark, uri, scope, stream)  # noqa: E731
+            seconds, n, size = profiler.measure(f"pravega round {r + 1}", read) if profiler else read()
             assert n == args.events and size == expected_bytes, (n, size)
             print(f"  spark round {r + 1}: {seconds:.2f} s")
             best_spark = min(best_spark, seconds)
+        if profiler:
+            profiler.stop()
         best_rg = float("inf")
         for r in range(-args.warmup, args.rounds):
             seconds, size = run_isolated(
@@ -203,6 +261,13 @@ def main() -> None:
         f"(segment split readers without Spark, one process: {args.events / best_direct:,.0f} events/s; "
         "the connector's own read path)"
     )
+    print(f"connector / floor: {floor / best_spark:.2f}")
+    if args.profile:
+        from benchmarks.profile_summary import print_summary
+
+        for name in ("pravega", "floor"):
+            print(f"py-spy, {name} rounds ({os.path.join(args.profile, name + '.raw')}):")
+            print_summary([os.path.join(args.profile, name + ".raw")], top=12)
 
 
 if __name__ == "__main__":
