@@ -110,9 +110,13 @@ class PravegaClusterClient:
     def _retry(self, what: str) -> NetworkRetry:
         return NetworkRetry(what, "its segment store", self.settings.network_timeout_ms)
 
-    def info(self, scope: str, stream: str, segment_id: int) -> SegmentInfo:
-        """Head, tail and seal state of a segment (reconnecting within ``networkTimeoutMs``)."""
-        name = segment_name(scope, stream, segment_id)
+    def info(self, scope: str, stream: str, segment_id: int, name: str | None = None) -> SegmentInfo:
+        """Head, tail and seal state of a segment (reconnecting within ``networkTimeoutMs``).
+
+        ``name``: another segment on the same store as ``segment_id``, such as one of its
+        transaction segments (default: the segment itself).
+        """
+        name = name or segment_name(scope, stream, segment_id)
         retry = self._retry(f"segment store GetStreamSegmentInfo of {name}")
         while True:
             retry.attempt()

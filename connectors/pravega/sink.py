@@ -159,9 +159,8 @@ def _await_durable(options: PravegaSinkOptions, txn_id: int, expected: int) -> N
 def _txn_segment_length(
     client: PravegaClusterClient, options: PravegaSinkOptions, seg: int, name: str
 ) -> int:
-    store = client._store(options.scope, options.stream, seg)
-    return store.info(
-        f"{options.scope}/{options.stream}/{name}", client._token(options.scope, options.stream)
+    return client.info(
+        options.scope, options.stream, seg, name=f"{options.scope}/{options.stream}/{name}"
     ).tail
 
 
