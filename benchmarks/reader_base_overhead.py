@@ -1,8 +1,9 @@
 """Benchmark (a): ``SourceReaderBase`` over an in-memory ``SplitReader`` versus a plain loop over it.
 
 Both sides run the same split reader (same records, same fetch sizes) and put every record into the
-same kind of output; the base adds the fetcher thread, the bounded queue and the emitter. Prints
-records/s of both and the overhead. Target: at most 10% overhead.
+same kind of output; the base adds the fetcher thread, the bounded queue and the emitter. The two
+take turns (``--repeats`` rounds each). Prints records/s of both and the overhead, by wall time and
+by the process's CPU time (all threads; steadier on a shared machine). Target: at most 10% overhead.
 
     python -m benchmarks.reader_base_overhead [--records N] [--per-fetch K]
 """
@@ -10,6 +11,7 @@ records/s of both and the overhead. Target: at most 10% overhead.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from dataclasses import dataclass
@@ -140,16 +142,14 @@ def reader_base(splits: list[MemSplit], per_fetch: int) -> int:
     return len(sink.rows)
 
 
-def measure(fn, splits: list[MemSplit], per_fetch: int, repeats: int) -> float:  # type: ignore[no-untyped-def]
-    rates = []
+def measure(fn, splits: list[MemSplit], per_fetch: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """Records per second of wall time and of this process's CPU time (every thread)."""
     total = sum(s.count for s in splits)
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        n = fn(splits, per_fetch)
-        dt = time.perf_counter() - t0
-        assert n == total, (n, total)
-        rates.append(total / dt)
-    return statistics.median(rates)
+    t0, c0 = time.perf_counter(), time.process_time()
+    n = fn(splits, per_fetch)
+    dt, dc = time.perf_counter() - t0, time.process_time() - c0
+    assert n == total, (n, total)
+    return total / dt, total / dc
 
 
 def main() -> None:
@@ -160,14 +160,20 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
     splits = [MemSplit(f"s{i}", args.records // args.splits) for i in range(args.splits)]
-    measure(plain_loop, splits, args.per_fetch, 1)  # warm-up
-    base = measure(plain_loop, splits, args.per_fetch, args.repeats)
-    ours = measure(reader_base, splits, args.per_fetch, args.repeats)
-    overhead = base / ours - 1
-    print(
-        f"(a) reader base: plain loop {base:,.0f} rec/s, SourceReaderBase {ours:,.0f} rec/s, "
-        f"ratio {ours / base:.3f}x, overhead {overhead * 100:.1f}% (target <= 10%)"
-    )
+    measure(plain_loop, splits, args.per_fetch)  # warm-up
+    # the two sides take turns, so a change of the machine's load falls on both
+    plain, base = [], []
+    for _ in range(args.repeats):
+        plain.append(measure(plain_loop, splits, args.per_fetch))
+        base.append(measure(reader_base, splits, args.per_fetch))
+    for what, i in (("wall", 0), ("CPU", 1)):
+        p = statistics.median(r[i] for r in plain)
+        b = statistics.median(r[i] for r in base)
+        print(
+            f"(a) reader base, by {what} time: plain loop {p:,.0f} rec/s, SourceReaderBase {b:,.0f} rec/s, "
+            f"ratio {b / p:.3f}x, overhead {(p / b - 1) * 100:.1f}% (target <= 10%)"
+        )
+    print(f"load average {os.getloadavg()}")
 
 
 if __name__ == "__main__":
