@@ -53,6 +53,8 @@ FETCH_BYTES = 8 * 1024 * 1024
 FETCH_BYTES_CONFIG = "pravega.reader.fetch.bytes"
 """Reader configuration key: bytes read per split per fetch (default ``FETCH_BYTES``)."""
 IDLE_WAIT_S = 0.05
+BUFFER_SLACK = 64 * 1024
+"""Read buffer bytes beyond a fetch, for the partial event carried over from the previous one."""
 
 EVENT_SCHEMA = pa.schema(
     [
@@ -178,8 +180,8 @@ class PravegaSegmentSplitReader(SplitReader[SegmentChunk, PravegaSegmentSplit]):
         # the carry and the reads go into one reused buffer: a fresh multi-MB buffer per fetch
         # (b"".join) cost more in page faults than the copy itself
         size = len(active.carry) + upto - active.pos
-        if len(self._buffer) < size:
-            self._buffer = bytearray(size)
+        if len(self._buffer) < size:  # room for a fetch and a partial event carried into it
+            self._buffer = bytearray(max(size, self._fetch_bytes + BUFFER_SLACK))
         view = memoryview(self._buffer)
         filled = len(active.carry)
         view[:filled] = active.carry
