@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -46,3 +49,56 @@ def test_spark_workers_import_pyspark_from_site_packages(spark: Any) -> None:
     files = set(spark.sparkContext.parallelize([1, 2], 2).mapPartitions(origin).collect())
     assert files and all(".zip" not in f for f in files), files
     assert spark.conf.get("spark.python.daemon.module") == "sparkflow_daemon"
+
+
+def _in_fresh_interpreter(code: str, **env: str) -> Any:
+    environment = {k: v for k, v in os.environ.items() if k != sparkflow_daemon.PRELOAD_ENV}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env={**environment, **env}, capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout)
+
+
+_PRELOAD_REPORT = """
+import json, os, sys, sparkflow_daemon as d
+imported, unsafe = d.preload(d.preload_modules("pyspark.worker", os.environ.get(d.PRELOAD_ENV)))
+print(json.dumps({"imported": imported, "unsafe": unsafe, "threads": len(os.listdir("/proc/self/task")),
+                  "loaded": [m for m in ("pyarrow", "connector_base.spark.bridge") if m in sys.modules]}))
+"""
+
+
+def test_preloading_imports_the_read_modules_and_leaves_one_thread() -> None:
+    report = _in_fresh_interpreter(_PRELOAD_REPORT)
+    assert report["unsafe"] is None
+    assert {"pyspark.worker", "pyarrow", "connector_base.spark.bridge"} <= set(report["imported"])
+    # pyarrow (numpy's OpenBLAS, libarrow's jemalloc) starts native threads unless told not to
+    assert report["threads"] == 1
+
+
+def test_preloading_is_switched_off_or_listed_and_skips_missing_modules() -> None:
+    assert _in_fresh_interpreter(_PRELOAD_REPORT, SPARKFLOW_DAEMON_PRELOAD="0")["loaded"] == []
+    listed = _in_fresh_interpreter(_PRELOAD_REPORT, SPARKFLOW_DAEMON_PRELOAD="no_such_module_x, pyarrow")
+    assert listed["imported"] == ["pyarrow"] and listed["loaded"] == ["pyarrow"]
+
+
+def test_preloading_stops_at_a_module_that_starts_a_thread(tmp_path: Path) -> None:
+    (tmp_path / "starts_a_thread.py").write_text(
+        "import threading, time\nthreading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+    )
+    code = f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n" + _PRELOAD_REPORT
+    report = _in_fresh_interpreter(code, SPARKFLOW_DAEMON_PRELOAD="json,starts_a_thread,pyarrow")
+    assert report["imported"] == ["json", "starts_a_thread"] and report["unsafe"] == "starts_a_thread"
+
+
+@pytest.mark.spark
+def test_spark_workers_are_forked_with_the_read_modules_loaded_from_a_one_thread_daemon(spark: Any) -> None:
+    def loaded(_rows: Any) -> Any:
+        import os
+        import sys
+
+        preloaded = "connector_base.spark.bridge" in sys.modules and "pyarrow" in sys.modules
+        daemon_threads = len(os.listdir(f"/proc/{os.getppid()}/task"))
+        yield preloaded, daemon_threads
+
+    results = set(spark.sparkContext.parallelize([1, 2], 2).mapPartitions(loaded).collect())
+    assert results == {(True, 1)}, results
