@@ -95,6 +95,14 @@ class EventTimeCut:
         pending = {sid: r for sid, r in active.items() if r[1] != r[2]}
         woken = {sid: r for sid, r in pending.items() if self._may_be_late(sid, start)}
         self._idle = idle
+        if self._prev is not None:  # what the offset knows of each split, for a restarted planner
+            logged = {
+                sid: (split, pos, t)
+                for sid, (split, pos, _end) in ranges.items()
+                if (t := self._prev.split_times.get(sid)) is not None
+            }
+            if logged:
+                planner.note_split_times(logged)
         self._check_late(planner, woken, t_prev)
         self._cut_ms, self._cut_ends, self._heads = t_prev, {}, {}
         if not pending:

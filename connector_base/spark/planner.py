@@ -11,7 +11,8 @@ records. A connector that runs on Spark implements one ``SplitPlanner`` next to 
 * ``range_splits`` turns ``[start, end)`` into splits that executors read exactly;
 * ``is_finished`` says a split will never have more data at that position;
 * ``positions_at_time``, ``times_at`` and ``head_times`` (optional) let the bridge admit records by
-  an event-time cut (``eventTime.alignment=cut``, see event_time_cut.py).
+  an event-time cut (``eventTime.alignment=cut``, see event_time_cut.py); ``note_split_times``
+  hands a planner that dates records by reading them the start offset's event time of each split;
 
 Positions are opaque JSON primitives to the bridge.
 """
@@ -135,6 +136,16 @@ class SplitPlanner(ABC, Generic[SplitT]):
         """For each ``split_id -> (split, end)``: the event time (ms) of the newest record before
         ``end`` (the split's head), ``None`` where the split holds no record."""
         raise ConnectorError(f"{type(self).__name__} cannot look up event times")
+
+    def note_split_times(self, times: Mapping[str, tuple[SplitT, Position, int]]) -> None:  # noqa: B027
+        """For each ``split_id -> (split, position, t_ms)`` of the start offset: every record before
+        ``position`` has an event time ``< t_ms``. Called before the batch's event-time lookups.
+
+        A planner whose ``head_times`` come from the system (a broker's newest timestamp, file
+        statistics, the service's clock) ignores it, as the default does. One whose heads come from
+        records it has read itself uses it for what it has not read: after a driver restart, a
+        split already read to its end would otherwise have no head and not hold the cut back.
+        """
 
     def discovers_during_available_now(self) -> bool:
         """Whether ``Trigger.AvailableNow`` keeps discovering splits after it fixed its target.

@@ -116,6 +116,23 @@ class PravegaEventTimeLookup:
         for sid in set(self._scans) - set(current):
             del self._scans[sid]
 
+    def note_split_times(self, times: Mapping[str, tuple[int, int]]) -> None:
+        """``split_id -> (position, t_ms)`` from the start offset: every event before ``position`` is
+        older than ``t_ms``. Where this driver has read nothing before ``position`` (a restarted
+        driver), ``t_ms - 1`` stands for the largest time there, so a segment read to its end keeps
+        its head (exact when the cut read it to its end: the offset then holds its head + 1).
+        """
+        for sid, (pos, t_ms) in times.items():
+            scan = self._scans.get(sid)
+            if scan is None:
+                self._scans[sid] = _SegmentScan(start=pos, scanned_to=pos, before_max=t_ms - 1)
+            elif scan.start == pos and scan.before_max is None:
+                scan.before_max = t_ms - 1
+
+    def use_limits(self, max_events: int | None, max_bytes: int | None) -> None:
+        """The window of the next lookups: ``max_events`` + 1 events or ``max_bytes`` (``None``: no cap)."""
+        self._max_events, self._max_bytes = max_events, max_bytes
+
     def boundaries(
         self, split: PravegaSegmentSplit, start: int, end: int, max_events: int | None, max_bytes: int | None
     ) -> list[int]:

@@ -241,6 +241,11 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
     def head_times(self, ends: Mapping[str, tuple[PravegaSegmentSplit, Position]]) -> dict[str, int | None]:
         return self._event_times().head_times(ends)
 
+    @override
+    def note_split_times(self, times: Mapping[str, tuple[PravegaSegmentSplit, Position, int]]) -> None:
+        if self.event_times is not None:  # heads come from the events this driver read
+            self.event_times.note_split_times({sid: (int(pos), t) for sid, (_s, pos, t) in times.items()})
+
     def _event_times(self) -> PravegaEventTimeLookup:
         if self.event_times is None:
             raise ConnectorError("this Pravega planner was built without eventTime.alignment=cut")

@@ -173,6 +173,46 @@ def test_the_driver_reads_each_byte_once_and_batches_follow_event_time_and_repla
         planner.close()
 
 
+def test_a_restarted_driver_holds_the_cut_at_a_segment_read_to_its_end(
+    pravega_cluster: PravegaCluster, skewed: tuple[str, str, str]
+) -> None:
+    """Streaming, no split idle yet: once "behind" is read to its end, its head (an hour before
+    "ahead") holds the cut until it idles. A driver restarted from any batch's start offset has read
+    none of "behind", so it takes that head from the offset's event time and plans the same batch
+    (before, it had no head there and let "ahead" be read at once)."""
+    scope, behind, ahead = skewed
+    raw = read_options(pravega_cluster, scope, f"{behind},{ahead}", maxEventsPerTrigger=str(LIMIT))
+    options = PravegaSourceOptions.parse(raw, streaming=True)
+    planner = _planner(options)
+    cut = EventTimeCut(EventTimeOptions(alignment=Alignment.CUT))  # idleTimeout 60 s: none idles here
+    splits = {s.split_id: s for s in (PravegaSegmentSplit(scope, st, 0, 0) for st in (behind, ahead))}
+    positions: dict[str, int] = dict.fromkeys(splits, 0)
+    start: dict[str, Any] = {"v": OFFSET_VERSION, "splits": _entries(positions)}
+    marks: list[dict[str, Any]] = []
+    try:
+        for _batch in range(EVENTS // LIMIT + 1):  # "behind" in two batches, then a held one
+            chosen, lengths = _plan(planner, cut, options, splits, positions, start, final=False)
+            mark = cut.mark(chosen)
+            assert mark is not None
+            restarted = _planner(options)
+            try:
+                fresh = EventTimeCut(EventTimeOptions(alignment=Alignment.CUT))
+                again = _plan(restarted, fresh, options, splits, positions, start, final=False)[0]
+                again_mark = fresh.mark(again)
+            finally:
+                restarted.close()
+            assert (again, again_mark) == (chosen, mark), f"batch {len(marks)}: {again} after a restart"
+            marks.append(mark.to_json())
+            positions = chosen
+            start = {"v": OFFSET_VERSION, "splits": _entries(positions), "cut": mark.to_json()}
+        behind_id, ahead_id = (PravegaSegmentSplit(scope, st, 0, 0).split_id for st in (behind, ahead))
+        assert positions == {behind_id: lengths[behind_id], ahead_id: 0}, "the segment ahead was read"
+        head = T0_MS + (EVENTS - 1) * 1000
+        assert marks[-1] == {"t": head + 1, "et": {behind_id: head + 1, ahead_id: head + 1}}, marks
+    finally:
+        planner.close()
+
+
 def _planner(options: PravegaSourceOptions) -> PravegaSegmentPlanner:
     return PravegaSegmentPlanner(options, EventTimeExtractor(EventTimeEncoding.JSON, "ts"))
 
@@ -184,11 +224,13 @@ def _plan(
     splits: dict[str, PravegaSegmentSplit],
     positions: dict[str, int],
     start: dict[str, Any],
+    final: bool = True,
 ) -> tuple[dict[str, int], dict[str, int]]:
-    """``(chosen ends, available ends)`` of one batch, as the bridge's ``latestOffset`` plans it."""
+    """``(chosen ends, available ends)`` of one batch, as the bridge's ``latestOffset`` plans it
+    (``final``: as under ``Trigger.AvailableNow``, a split read to its end is idle at once)."""
     ends = planner.end_positions({sid: (s, positions[sid]) for sid, s in splits.items()})
     ranges = {sid: (s, positions[sid], ends[sid]) for sid, s in splits.items()}
-    bounded = cut.bound(planner, start, ranges, options.read_limits(), final=True)
+    bounded = cut.bound(planner, start, ranges, options.read_limits(), final=final)
     chosen = admit(planner, bounded, options.read_limits())
     return {sid: int(p) for sid, p in chosen.items()}, {sid: int(e) for sid, e in ends.items()}
 
