@@ -14,6 +14,8 @@ a source can change. ``BacklogSizing`` runs in ``latestOffset`` on the driver:
   ``backlog.maxBytesPerTrigger``; ``getDefaultReadLimit`` announces the larger value (Spark reads it
   once per run) and the normal maxima are applied here outside backlog, so ``Trigger.AvailableNow``
   honours both;
+* a planner that counts records by reading them (capped) is told, before it is measured, to count
+  up to the backlog maxima and entry thresholds (``counting_limits``, ``SplitPlanner.use_read_limits``);
 * ``report`` is what ``reportLatestOffset`` returns: latest positions, lag, the worst split and the
   backlog flag. None of it goes into an end offset (it changes while no data arrives).
 """
@@ -349,6 +351,21 @@ class BacklogSizing:
             max_bytes=opts.max_bytes if opts.max_bytes is not None else merged.max_bytes,
         )
 
+    def counting_limits(self, merged: ReadLimitOptions | None) -> ReadLimitOptions | None:
+        """How far a planner counts this trigger (``SplitPlanner.use_read_limits``), given before
+        ``update``: Spark's ``merged`` limits raised to the backlog maxima and entry thresholds, so a
+        planner that counts by reading (capped) shows the lag the decision compares with the entry
+        threshold, and scans far enough for a batch of the backlog size. ``None`` stays ``None``.
+        """
+        if merged is None:
+            return None
+        opts = self._options
+        return replace(
+            merged,
+            max_records=_largest(merged.max_records, opts.max_records, opts.records),
+            max_bytes=_largest(merged.max_bytes, opts.max_bytes, opts.bytes),
+        )
+
     def report(self, plan: Any = None) -> dict[str, Any] | None:
         """What ``reportLatestOffset`` returns (``None`` before the first trigger).
 
@@ -379,6 +396,11 @@ class BacklogSizing:
             "measuredAtMs": int(self._clock() * 1000),
         }
         return self._report
+
+
+def _largest(normal: int | None, backlog: int | None, entry: _Hysteresis | None) -> int | None:
+    values = [v for v in (normal, backlog, None if entry is None else entry.enter) if v is not None]
+    return max(values) if values else None
 
 
 def _empty(lag: SplitLag) -> bool:

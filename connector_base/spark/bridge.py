@@ -513,6 +513,7 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         ranges = {sid: (e.split, e.pos, available.get(sid, e.pos)) for sid, e in plan.splits.items()}
         # backlog (backlog.py): lag figures for reportLatestOffset, bigger limits while catching up
         self._sizing = self._sizing or backlog_sizing_for(self._ds)
+        planner.use_read_limits(self._sizing.counting_limits(limits))
         self._sizing.update(planner, ranges, plan.context.processing_backlog)
         limits = self._sizing.limits(limits)
         if (

@@ -13,6 +13,7 @@ records. A connector that runs on Spark implements one ``SplitPlanner`` next to 
 * ``positions_at_time``, ``times_at`` and ``head_times`` (optional) let the bridge admit records by
   an event-time cut (``eventTime.alignment=cut``, see event_time_cut.py); ``note_split_times``
   hands a planner that dates records by reading them the start offset's event time of each split;
+* ``use_read_limits`` tells a planner that counts records by reading them how far to count.
 
 Positions are opaque JSON primitives to the bridge.
 """
@@ -30,6 +31,7 @@ from connector_base.split import SourceSplit
 
 if TYPE_CHECKING:
     from connector_base.spark.filters import ColumnFilter
+    from connector_base.spark.read_limits import ReadLimitOptions
 
 __all__ = ["Backlog", "Position", "SplitPlanner"]
 
@@ -145,6 +147,16 @@ class SplitPlanner(ABC, Generic[SplitT]):
         statistics, the service's clock) ignores it, as the default does. One whose heads come from
         records it has read itself uses it for what it has not read: after a driver restart, a
         split already read to its end would otherwise have no head and not hold the cut back.
+        """
+
+    def use_read_limits(self, limits: ReadLimitOptions | None) -> None:  # noqa: B027
+        """The limits this trigger may plan with, given before its first ``backlog`` call: Spark's
+        limit merged with the source's maxima, raised to the ``backlog.*`` ones (backlog.py) that a
+        catching-up batch takes and the backlog decision counts up to; ``None``: all available.
+
+        A planner whose ``backlog`` counts records by reading them, capped, counts up to these (and
+        sizes any event-time scan by them) instead of the source's own maxima; the default ignores
+        them (counts from positions need no cap).
         """
 
     def discovers_during_available_now(self) -> bool:

@@ -7,7 +7,9 @@
   Batch reads plan everything at once and have no order to keep.
 * A segment is finished when it is sealed and the position is its length (or its end offset).
 * ``maxEventsPerTrigger`` / ``maxBytesPerTrigger`` need cuts at event boundaries: the planner
-  reads the event headers of at most the admitted range from the segment store to find them.
+  reads the event headers of at most the admitted range from the segment store to find them, and
+  counts events up to the limit the bridge says is in force (``use_read_limits``: the larger
+  ``backlog.*`` maxima and entry thresholds when set).
 * ``eventTime.alignment=cut``: the event-time hooks read event times from the segments within one
   batch's window, and the event counts come from that same scan (event_time_lookup.py).
 * Truncation seen here fails the query (``failOnDataLoss=true``) naming the segment and offsets,
@@ -25,7 +27,7 @@ from typing import Any
 from typing_extensions import override
 
 from connector_base import ConnectorError, DataLossError
-from connector_base.spark import Backlog, Position, SplitPlanner
+from connector_base.spark import Backlog, Position, ReadLimitOptions, SplitPlanner
 from connectors.pravega.cluster_client import PravegaClusterClient
 from connectors.pravega.enumerator import PravegaEnumeratorState
 from connectors.pravega.event_decoding import EVENT_HEADER_BYTES, event_boundaries
@@ -52,6 +54,8 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
         self._sealed: dict[str, int] = {}
         self._gone: set[str] = set()
         self._scans: dict[tuple[str, int], list[int]] = {}
+        self._count_events = options.max_events_per_trigger
+        """How many events ``backlog`` counts (+ 1): the limit in force, set by ``use_read_limits``."""
         self.event_times = (
             None
             if event_time is None
@@ -170,10 +174,17 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
         if e <= s:
             return Backlog(records=0, bytes=0)
         records = None
-        if self.options.max_events_per_trigger is not None:
-            cap = self.options.max_events_per_trigger + 1
+        if self._count_events is not None:
+            cap = self._count_events + 1
             records = min(cap, len(self._scan(split, s, e, cap, None)) - 1)
         return Backlog(records=records, bytes=e - s)
+
+    @override
+    def use_read_limits(self, limits: ReadLimitOptions | None) -> None:
+        max_events, max_bytes = (None, None) if limits is None else (limits.max_records, limits.max_bytes)
+        self._count_events = max_events
+        if self.event_times is not None:  # the cut's scan window follows the same limits
+            self.event_times.use_limits(max_events, max_bytes)
 
     def cut(  # noqa: D102
         self,

@@ -26,7 +26,7 @@ from connectors.pravega.options import PravegaSourceOptions
 from connectors.pravega.planner import PravegaSegmentPlanner
 from connectors.pravega.split import PravegaSegmentSplit
 from connectors.testing.pravega_cluster import PravegaCluster, unique_name
-from integration_tests.connectors.spark_batches import logged_offsets
+from integration_tests.connectors.spark_batches import collect_batches, logged_offsets
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -116,6 +116,40 @@ def test_a_watermark_drops_no_row_with_the_cut_and_some_without(
     read, dropped, ids = _watermarked(spark, options, tmp_path / "off")
     assert read == 2 * EVENTS and dropped > 0, f"without the cut: {read} rows read, {dropped} dropped as late"
     assert len(ids) == 2 * EVENTS - dropped
+
+
+BACKLOG_LIMIT = 200
+"""``backlog.maxRecordsPerTrigger`` of the backlog run; its normal ``maxEventsPerTrigger`` is 50."""
+
+
+def test_a_catching_up_batch_with_the_cut_takes_the_backlog_limit(
+    pravega_cluster: PravegaCluster, spark: Any, skewed: tuple[str, str, str], tmp_path: Path
+) -> None:
+    """``backlog.maxRecordsPerTrigger`` raises the limit while catching up, and the cut's scan follows
+    it: four batches of 200, "behind" first (before, the scan and the counts stopped at 50 + 1 events
+    a segment, so the query never entered backlog and ran 16 batches of 50)."""
+    from pyspark.sql import functions as F
+
+    scope, behind, ahead = skewed
+    options = read_options(
+        pravega_cluster,
+        scope,
+        f"{behind},{ahead}",
+        maxEventsPerTrigger="50",
+        **{"backlog.maxRecordsPerTrigger": str(BACKLOG_LIMIT)},
+        **{"eventTime.alignment": "cut", "eventTime.column": "ts"},
+    )
+    df = spark.readStream.format("pravega").options(**options).load()
+    df = df.select(F.get_json_object(F.col("event").cast("string"), "$.id").alias("id"))
+    kept = collect_batches(df, tmp_path / "cp", lambda batch, row: (batch, row["id"]))
+    batches: dict[int, list[str]] = {}
+    for batch, event_id in kept:
+        batches.setdefault(batch, []).append(event_id)
+    sizes = [len(ids) for _b, ids in sorted(batches.items())]
+    tags = [{i.split("-")[0] for i in ids} for _b, ids in sorted(batches.items())]
+    assert sizes == [BACKLOG_LIMIT] * 4, sizes
+    assert tags == [{"behind"}, {"behind"}, {"ahead"}, {"ahead"}], tags
+    assert len({i for _b, i in kept}) == 2 * EVENTS
 
 
 def _entries(positions: dict[str, int]) -> dict[str, Any]:

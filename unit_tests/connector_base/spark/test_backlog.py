@@ -69,6 +69,15 @@ def test_read_all_available_stays_unlimited() -> None:
     assert s.limits(None) is None
 
 
+def test_a_planner_counts_up_to_the_backlog_maximum_and_entry_threshold_in_every_trigger() -> None:
+    # a planner that counts by reading, capped, must see the lag the decision compares with
+    assert sizing().counting_limits(NORMAL) == NORMAL
+    assert sizing(**{"backlog.maxRecordsPerTrigger": "1000"}).counting_limits(NORMAL).max_records == 1000
+    s = sizing(**{"backlog.maxRecordsPerTrigger": "1000", "backlog.enterRecords": "5000"})
+    assert s.counting_limits(NORMAL) == ReadLimitOptions(max_records=5000)
+    assert s.counting_limits(None) is None
+
+
 def test_spark_is_told_the_larger_limit() -> None:
     opts = BacklogOptions.parse({"backlog.maxRecordsPerTrigger": "1000"}, NORMAL)
     assert opts.spark_limits(NORMAL).max_records == 1000
