@@ -17,7 +17,8 @@ Before Spark's daemon starts, it also imports, once, the modules every worker of
 anyway (``PRELOAD``: the daemon's worker module, pyarrow, the Spark bridge of ``connector_base``,
 confluent-kafka if installed), so the workers it forks find them in ``sys.modules``.
 ``SPARKFLOW_DAEMON_PRELOAD`` in the workers' environment changes that: ``0`` (or ``off``, ``none``,
-empty) preloads nothing, a comma-separated list of module names preloads those. Forking a process
+empty) preloads nothing, a comma-separated list of module names preloads those, and one starting
+with ``+`` preloads those as well (``+connectors.kafka`` on workers that only read Kafka). Forking a process
 that runs threads or holds sockets is unsafe, so the daemon checks after each import that it still
 has one thread and no socket; if a module started one, the daemon re-executes itself without
 preloading (and says so on stderr). Modules that are not installed are skipped.
@@ -93,11 +94,13 @@ def drop_duplicate_zips() -> list[str]:
 
 def preload_modules(worker_module: str | None, setting: str | None) -> list[str]:
     """The modules to preload: ``setting`` is the value of ``SPARKFLOW_DAEMON_PRELOAD`` (or None)."""
+    defaults = [worker_module or "pyspark.worker", *PRELOAD]
     if setting is None:
-        return list(dict.fromkeys([worker_module or "pyspark.worker", *PRELOAD]))
+        return list(dict.fromkeys(defaults))
     if setting.strip().lower() in _OFF:
         return []
-    return [name.strip() for name in setting.split(",") if name.strip()]
+    listed = [name.strip() for name in setting.strip().removeprefix("+").split(",") if name.strip()]
+    return list(dict.fromkeys([*defaults, *listed])) if setting.strip().startswith("+") else listed
 
 
 def _threads() -> int:

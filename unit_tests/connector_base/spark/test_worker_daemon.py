@@ -79,6 +79,8 @@ def test_preloading_is_switched_off_or_listed_and_skips_missing_modules() -> Non
     assert _in_fresh_interpreter(_PRELOAD_REPORT, SPARKFLOW_DAEMON_PRELOAD="0")["loaded"] == []
     listed = _in_fresh_interpreter(_PRELOAD_REPORT, SPARKFLOW_DAEMON_PRELOAD="no_such_module_x, pyarrow")
     assert listed["imported"] == ["pyarrow"] and listed["loaded"] == ["pyarrow"]
+    added = _in_fresh_interpreter(_PRELOAD_REPORT, SPARKFLOW_DAEMON_PRELOAD="+json")
+    assert added["imported"][-1] == "json" and "connector_base.spark.bridge" in added["loaded"]
 
 
 def test_preloading_stops_at_a_module_that_starts_a_thread(tmp_path: Path) -> None:
