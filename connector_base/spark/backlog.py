@@ -355,7 +355,8 @@ class BacklogSizing:
         """How far a planner counts this trigger (``SplitPlanner.use_read_limits``), given before
         ``update``: Spark's ``merged`` limits raised to the backlog maxima and entry thresholds, so a
         planner that counts by reading (capped) shows the lag the decision compares with the entry
-        threshold, and scans far enough for a batch of the backlog size. ``None`` stays ``None``.
+        threshold, and scans far enough for a batch of the backlog size. ``None`` stays ``None``,
+        and so does each maximum ``merged`` lacks (no cap where no limit is in force).
         """
         if merged is None:
             return None
@@ -399,8 +400,10 @@ class BacklogSizing:
 
 
 def _largest(normal: int | None, backlog: int | None, entry: _Hysteresis | None) -> int | None:
-    values = [v for v in (normal, backlog, None if entry is None else entry.enter) if v is not None]
-    return max(values) if values else None
+    if normal is None:
+        return None
+    values = [v for v in (backlog, None if entry is None else entry.enter) if v is not None]
+    return max([normal, *values])
 
 
 def _empty(lag: SplitLag) -> bool:

@@ -76,6 +76,9 @@ def test_a_planner_counts_up_to_the_backlog_maximum_and_entry_threshold_in_every
     s = sizing(**{"backlog.maxRecordsPerTrigger": "1000", "backlog.enterRecords": "5000"})
     assert s.counting_limits(NORMAL) == ReadLimitOptions(max_records=5000)
     assert s.counting_limits(None) is None
+    # no cap where no maximum is in force: the entry threshold alone must not limit a batch
+    assert s.counting_limits(ReadLimitOptions()) == ReadLimitOptions()
+    assert sizing(**{"backlog.enterBytes": "50000"}).counting_limits(NORMAL) == NORMAL
 
 
 def test_spark_is_told_the_larger_limit() -> None:
