@@ -9,8 +9,9 @@ Prints events/s of both and the ratio. Each side runs ``--warmup`` untimed round
 the first Spark read starts the Python workers, and the JVM keeps compiling Spark's Arrow-to-row and
 aggregation paths over the first few reads, a third of a round's time), then ``--rounds`` timed
 rounds (default 3); the best counts. Also printed: Spark's own floor for the same query (a source
-yielding pre-built Arrow batches of the same schema, ``benchmarks/spark_floor.py``) and the
-connector's segment readers without Spark.
+yielding pre-built Arrow batches of the same schema, ``benchmarks/spark_floor.py``; its timed
+rounds take turns with the connector's, so a change of load falls on both, and the ratio of each
+pair is printed) and the connector's segment readers without Spark.
 
     python benchmarks/pravega_read.py                    # 1,000,000 events on the standalone server
     python benchmarks/pravega_read.py --events 100000    # quick run
@@ -19,8 +20,8 @@ connector's segment readers without Spark.
 
 ``--profile DIR`` also prints, for every timed Spark round of both the connector and the floor, the
 CPU seconds of the JVM and of the Python workers, the tasks' durations and the scan's metrics
-(``benchmarks/spark_metrics.py``), and records the Python workers with py-spy during the timed
-rounds (``DIR/pravega.raw``, ``DIR/floor.raw``), summed by category at the end
+(``benchmarks/spark_metrics.py``), and records the Python workers with py-spy during each timed
+round (``DIR/pravega-N.raw``, ``DIR/floor-N.raw``), summed by category at the end
 (``benchmarks/profile_summary.py``). py-spy takes CPU of its own: compare the ratios of a run
 without it.
 """
@@ -149,23 +150,19 @@ class _Profiler:
         self.spark = spark
         self.directory = directory
         self.cpu = ProcessCpu(spark, broker_match=broker_match)
-        self.recorder: Any = None
 
-    def start(self, name: str) -> None:
-        from benchmarks.spark_metrics import PySpyRecorder
+    def run(self, name: str, run: Any) -> Any:
+        """``run()``'s result (its seconds, or a tuple starting with them), recorded as ``name``.raw.
 
-        self.recorder = PySpyRecorder(self.spark, os.path.join(self.directory, name + ".raw"))
+        The query's figures are printed.
+        """
+        from benchmarks.spark_metrics import PySpyRecorder, format_report, last_query_report
 
-    def stop(self) -> None:
-        self.recorder.stop()
-
-    def measure(self, name: str, run: Any) -> Any:
-        """``run()``'s result (its seconds, or a tuple starting with them), the query's figures printed."""
-        from benchmarks.spark_metrics import format_report, last_query_report
-
+        recorder = PySpyRecorder(self.spark, os.path.join(self.directory, name + ".raw"))
         before = self.cpu.sample()
         result = run()
         after = self.cpu.sample()
+        recorder.stop()
         seconds = result[0] if isinstance(result, tuple) else result
         print(format_report(name, seconds, (before, after), last_query_report(self.spark)))
         return result
@@ -211,24 +208,22 @@ def main() -> None:
         def floor_round() -> float:
             return floor_read(spark, PRAVEGA_SCHEMA, args.events, "event", partitions=min(2, args.segments))
 
-        floor = min(floor_round() for _ in range(args.warmup))
-        if profiler:
-            profiler.start("floor")
+        for _ in range(args.warmup):
+            floor_round()
+        # the floor and the connector take turns, so a change of the machine's load falls on both
+        floor = best_spark = float("inf")
+        pair_ratios = []
         for r in range(args.rounds):
-            seconds = profiler.measure(f"floor round {r + 1}", floor_round) if profiler else floor_round()
-            floor = min(floor, seconds)
-        if profiler:
-            profiler.stop()
-            profiler.start("pravega")
-        best_spark = float("inf")
-        for r in range(args.rounds):
+            floor_s = profiler.run(f"floor-{r + 1}", floor_round) if profiler else floor_round()
             read = lambda: spark_read(spark, uri, scope, stream)  # noqa: E731
-            seconds, n, size = profiler.measure(f"pravega round {r + 1}", read) if profiler else read()
+            seconds, n, size = profiler.run(f"pravega-{r + 1}", read) if profiler else read()
             assert n == args.events and size == expected_bytes, (n, size)
-            print(f"  spark round {r + 1}: {seconds:.2f} s")
-            best_spark = min(best_spark, seconds)
-        if profiler:
-            profiler.stop()
+            print(
+                f"  round {r + 1}: floor {floor_s:.2f} s, spark {seconds:.2f} s "
+                f"(load {os.getloadavg()[0]:.1f})"
+            )
+            floor, best_spark = min(floor, floor_s), min(best_spark, seconds)
+            pair_ratios.append(floor_s / seconds)
         best_rg = float("inf")
         for r in range(-args.warmup, args.rounds):
             seconds, size = run_isolated(
@@ -261,13 +256,17 @@ def main() -> None:
         f"(segment split readers without Spark, one process: {args.events / best_direct:,.0f} events/s; "
         "the connector's own read path)"
     )
-    print(f"connector / floor: {floor / best_spark:.2f}")
+    print(
+        f"connector / floor: {floor / best_spark:.2f} (best of each); per round "
+        + ", ".join(f"{x:.2f}" for x in pair_ratios)
+    )
     if args.profile:
         from benchmarks.profile_summary import print_summary
 
         for name in ("pravega", "floor"):
-            print(f"py-spy, {name} rounds ({os.path.join(args.profile, name + '.raw')}):")
-            print_summary([os.path.join(args.profile, name + ".raw")], top=12)
+            files = [os.path.join(args.profile, f"{name}-{r + 1}.raw") for r in range(args.rounds)]
+            print(f"py-spy, {name} rounds ({args.profile}/{name}-N.raw):")
+            print_summary(files, top=12)
 
 
 if __name__ == "__main__":
