@@ -27,7 +27,7 @@ from typing import Any
 from typing_extensions import override
 
 from connector_base import DataLossError
-from connector_base.spark import Backlog, Position, SplitPlanner
+from connector_base.spark import Backlog, Position, ReadLimitOptions, SplitPlanner
 from connector_base.spark.filters import ColumnFilter
 from connectors.kinesis.client import AT_TIMESTAMP_TIMEOUT_S, kinesis_client
 from connectors.kinesis.event_time import head_time, position_at_time
@@ -72,7 +72,10 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
         self.options = options
         self.streaming = streaming
         self._client: Any = None
-        self._scans: dict[tuple[str, str, str], list[tuple[int, int]]] = {}
+        self._scans: dict[tuple[str, str, str, int | None, int | None], list[tuple[int, int]]] = {}
+        self._max_records = options.max_records_per_trigger
+        self._max_bytes = options.max_bytes_per_trigger
+        """What a scan counts up to: this trigger's limits (``use_read_limits``), else the options'."""
         self.last_snapshot: StreamSnapshot | None = None
         self._retention_due = 0.0
         self._first_unread_ms: dict[str, int] = {}
@@ -281,13 +284,13 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
     # --- admission control ------------------------------------------------------------------------
     def _scan(self, split: KinesisShardSplit, start: Position, end: Position) -> list[tuple[int, int]]:
         """``(timestamp ms, bytes)`` of the records of ``[start, end)``, at most the limits plus one."""
-        key = (split.shard_id, repr(start), repr(end))
+        key = (split.shard_id, repr(start), repr(end), self._max_records, self._max_bytes)
         if key in self._scans:
             return self._scans[key]
         if start == end:
             return []
-        cap_records = (self.options.max_records_per_trigger or 0) + 1
-        cap_bytes = self.options.max_bytes_per_trigger
+        cap_records = (self._max_records or 0) + 1
+        cap_bytes = self._max_bytes
         pos = ShardPosition.from_json(start)
         stop = ShardPosition.from_json(end)
         end_ms = stop.timestamp_ms if stop.kind is PositionKind.AT_TIMESTAMP else None
@@ -314,7 +317,7 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
                 size = len(r["Data"]) + len(r["PartitionKey"])
                 out.append((ts, size))
                 total += size
-                if len(out) >= cap_records and self.options.max_records_per_trigger is not None:
+                if len(out) >= cap_records and self._max_records is not None:
                     it = None
                     break
                 if cap_bytes is not None and total > cap_bytes:
@@ -339,8 +342,15 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
             return self._scan(split, start, end)
         return [r for r in self._scan(split, start, full[1]) if r[0] < (stop.timestamp_ms or 0)]
 
+    @override
+    def use_read_limits(self, limits: ReadLimitOptions | None) -> None:
+        # a catching-up batch takes the backlog.* maxima: count up to them, not the normal ones
+        self._max_records, self._max_bytes = (
+            (None, None) if limits is None else (limits.max_records, limits.max_bytes)
+        )
+
     def backlog(self, split: KinesisShardSplit, start: Position, end: Position) -> Backlog:  # noqa: D102
-        if self.options.max_records_per_trigger is None and self.options.max_bytes_per_trigger is None:
+        if self._max_records is None and self._max_bytes is None:
             return Backlog()
         scanned = self._scanned(split, start, end)
         return Backlog(records=len(scanned), bytes=sum(b for _t, b in scanned))
