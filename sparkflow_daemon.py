@@ -26,6 +26,7 @@ preloading (and says so on stderr). Modules that are not installed are skipped.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import re
@@ -157,7 +158,11 @@ def preload(modules: Iterable[str]) -> tuple[list[str], str | None]:
 
 def _preload_or_restart(argv: Sequence[str]) -> None:
     worker_module = argv[1] if len(argv) > 1 else None
-    _, unsafe = preload(preload_modules(worker_module, os.environ.get(PRELOAD_ENV)))
+    imported, unsafe = preload(preload_modules(worker_module, os.environ.get(PRELOAD_ENV)))
+    if imported and unsafe is None:
+        # the modules' objects live as long as the workers: the collection each reused worker runs
+        # after a task neither traverses nor copies (copy-on-write) them
+        gc.freeze()
     if unsafe is not None:
         print(
             f"sparkflow_daemon: importing {unsafe} started a thread or opened a socket, which is "
