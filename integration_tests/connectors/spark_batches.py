@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["collect_batches", "logged_offsets"]
+__all__ = ["collect_batches", "logged_offsets", "run_to_memory"]
 
 T = TypeVar("T")
 """What the caller keeps of one row."""
@@ -53,3 +53,28 @@ def logged_offsets(checkpoint: Path) -> dict[int, dict[str, Any]]:
         if f.name.isdigit():
             out[int(f.name)] = json.loads(f.read_text().splitlines()[-1])
     return dict(sorted(out.items()))
+
+
+def run_to_memory(
+    df: Any, name: str, checkpoint: Path, output_mode: str = "append", timeout_s: float = 180.0
+) -> tuple[int, int]:
+    """Run streaming ``df`` to its end (``Trigger.AvailableNow``) into the memory table ``name``;
+    returns the rows the source read and the rows Spark's stateful operators dropped as late
+    (``numRowsDroppedByWatermark``), summed over the query's progress."""
+    query = (
+        df.writeStream.format("memory")
+        .queryName(name)
+        .outputMode(output_mode)
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
+    try:
+        assert query.awaitTermination(timeout_s), "the AvailableNow query did not finish"
+        assert query.exception() is None, query.exception()
+        progress = query.recentProgress
+    finally:
+        query.stop()
+    read = sum(p["numInputRows"] for p in progress)
+    dropped = sum(op.get("numRowsDroppedByWatermark", 0) for p in progress for op in p["stateOperators"])
+    return read, dropped

@@ -20,7 +20,7 @@ import pytest
 
 from connectors.testing.kinesis_endpoint import Gap, KinesisEndpoint
 from integration_tests.connectors.kinesis.helpers import keyed, options, wait_until, write
-from integration_tests.connectors.spark_batches import collect_batches
+from integration_tests.connectors.spark_batches import collect_batches, run_to_memory
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -113,23 +113,9 @@ def _dropped_by_watermark(
         .groupBy(F.window("approximateArrivalTimestamp", "1 second"))
         .count()
     )
-    query = (
-        counts.writeStream.format("memory")
-        .queryName(name)
-        .outputMode("update")
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        assert query.awaitTermination(180), "the AvailableNow query did not finish"
-        assert query.exception() is None, query.exception()
-        progress = query.recentProgress
-    finally:
-        query.stop()
-    read = sum(p["numInputRows"] for p in progress)
+    read, dropped = run_to_memory(counts, name, checkpoint, output_mode="update")
     assert read == 2 * CHUNKS * CHUNK, f"the source read {read} rows"
-    return sum(op.get("numRowsDroppedByWatermark", 0) for p in progress for op in p["stateOperators"])
+    return dropped
 
 
 def test_a_watermark_drops_no_row_with_the_cut_and_some_without(

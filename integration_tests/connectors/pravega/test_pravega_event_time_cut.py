@@ -26,7 +26,7 @@ from connectors.pravega.options import PravegaSourceOptions
 from connectors.pravega.planner import PravegaSegmentPlanner
 from connectors.pravega.split import PravegaSegmentSplit
 from connectors.testing.pravega_cluster import PravegaCluster, unique_name
-from integration_tests.connectors.spark_batches import collect_batches, logged_offsets
+from integration_tests.connectors.spark_batches import collect_batches, logged_offsets, run_to_memory
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -80,22 +80,7 @@ def _watermarked(spark: Any, options: dict[str, str], checkpoint: Path) -> tuple
         .withWatermark("t", "10 minutes")
         .dropDuplicatesWithinWatermark(["id"])
     )
-    query = (
-        deduped.writeStream.format("memory")
-        .queryName(name)
-        .outputMode("append")
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        assert query.awaitTermination(180), "the AvailableNow query did not finish"
-        assert query.exception() is None, query.exception()
-        progress = query.recentProgress
-    finally:
-        query.stop()
-    read = sum(p["numInputRows"] for p in progress)
-    dropped = sum(op.get("numRowsDroppedByWatermark", 0) for p in progress for op in p["stateOperators"])
+    read, dropped = run_to_memory(deduped, name, checkpoint)
     ids = [r[0] for r in spark.sql(f"select id from {name}").collect()]
     return read, dropped, ids
 
