@@ -31,17 +31,7 @@ def collect_batches(
         with lock:  # foreachBatch runs on the query's thread, read here after it ends
             kept.extend(rows)
 
-    query = (
-        df.writeStream.foreachBatch(collect)
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        assert query.awaitTermination(timeout_s), "the AvailableNow query did not finish"
-        assert query.exception() is None, query.exception()
-    finally:
-        query.stop()
+    _to_the_end(df.writeStream.foreachBatch(collect), checkpoint, timeout_s)
     with lock:
         return list(kept)
 
@@ -61,20 +51,19 @@ def run_to_memory(
     """Run streaming ``df`` to its end (``Trigger.AvailableNow``) into the memory table ``name``;
     returns the rows the source read and the rows Spark's stateful operators dropped as late
     (``numRowsDroppedByWatermark``), summed over the query's progress."""
-    query = (
-        df.writeStream.format("memory")
-        .queryName(name)
-        .outputMode(output_mode)
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        assert query.awaitTermination(timeout_s), "the AvailableNow query did not finish"
-        assert query.exception() is None, query.exception()
-        progress = query.recentProgress
-    finally:
-        query.stop()
+    writer = df.writeStream.format("memory").queryName(name).outputMode(output_mode)
+    progress = _to_the_end(writer, checkpoint, timeout_s)
     read = sum(p["numInputRows"] for p in progress)
     dropped = sum(op.get("numRowsDroppedByWatermark", 0) for p in progress for op in p["stateOperators"])
     return read, dropped
+
+
+def _to_the_end(writer: Any, checkpoint: Path, timeout_s: float) -> list[Any]:
+    """Start ``writer`` with ``Trigger.AvailableNow``, wait for its end (it must not fail); its progress."""
+    query = writer.option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start()
+    try:
+        assert query.awaitTermination(timeout_s), "the AvailableNow query did not finish"
+        assert query.exception() is None, query.exception()
+        return list(query.recentProgress)
+    finally:
+        query.stop()
