@@ -53,6 +53,8 @@ LOG = logging.getLogger(__name__)
 
 MAX_INFLIGHT_EVENTS = 10_000
 DURABLE_TIMEOUT_S = 120.0
+COMMITTED_TIMEOUT_S = 120.0
+"""How long committed transactions may take to be merged (``COMMITTING`` to ``COMMITTED``)."""
 
 
 def validate_sink_schema(schema: StructType) -> None:
@@ -190,6 +192,7 @@ def write_batches(options: PravegaSinkOptions, batches: Iterator[pa.RecordBatch]
 def _finish(options: PravegaSinkOptions, messages: list[WriterCommitMessage | None], commit: bool) -> int:
     controller = shared_controller(options.connection)
     total = 0
+    committed: list[int] = []
     for m in messages:
         if not isinstance(m, PravegaCommitMessage):
             continue
@@ -204,7 +207,31 @@ def _finish(options: PravegaSinkOptions, messages: list[WriterCommitMessage | No
                 if commit:
                     raise
                 LOG.warning("abort of transaction %032x: state %s", m.txn_id, state)
+        if commit:
+            committed.append(m.txn_id)
+    _await_committed(options, committed)
     return total
+
+
+def _await_committed(options: PravegaSinkOptions, txn_ids: list[int]) -> None:
+    """Wait until every transaction is ``COMMITTED``: the controller answers a commit once it is
+    ``COMMITTING`` and merges the transaction segments later, so a write that returned earlier could
+    be read back without them (read-your-writes after ``save()``, and a next micro-batch's reader)."""
+    controller = shared_controller(options.connection)
+    deadline = time.monotonic() + COMMITTED_TIMEOUT_S
+    pending = list(txn_ids)
+    while pending:
+        txn = pending[0]
+        state = controller.txn_state(options.scope, options.stream, txn)
+        if state == "COMMITTED":
+            pending.pop(0)
+            continue
+        where = f"transaction {txn:032x} on {options.scope}/{options.stream}"
+        if state in ("ABORTING", "ABORTED"):
+            raise ConnectorError(f"{where} was {state} after its commit was accepted")
+        if time.monotonic() > deadline:
+            raise ConnectorError(f"{where} is still {state} {COMMITTED_TIMEOUT_S:.0f} s after its commit")
+        time.sleep(0.05)
 
 
 class PravegaBatchWriter(DataSourceArrowWriter):
