@@ -72,7 +72,7 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
         self.options = options
         self.streaming = streaming
         self._client: Any = None
-        self._scans: dict[tuple[str, str, str, int | None, int | None], list[tuple[int, int]]] = {}
+        self._scans: dict[tuple[str, str, str], list[tuple[int, int]]] = {}
         self._max_records = options.max_records_per_trigger
         self._max_bytes = options.max_bytes_per_trigger
         """What a scan counts up to: this trigger's limits (``use_read_limits``), else the options'."""
@@ -284,7 +284,7 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
     # --- admission control ------------------------------------------------------------------------
     def _scan(self, split: KinesisShardSplit, start: Position, end: Position) -> list[tuple[int, int]]:
         """``(timestamp ms, bytes)`` of the records of ``[start, end)``, at most the limits plus one."""
-        key = (split.shard_id, repr(start), repr(end), self._max_records, self._max_bytes)
+        key = (split.shard_id, repr(start), repr(end))
         if key in self._scans:
             return self._scans[key]
         if start == end:
@@ -345,9 +345,10 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
     @override
     def use_read_limits(self, limits: ReadLimitOptions | None) -> None:
         # a catching-up batch takes the backlog.* maxima: count up to them, not the normal ones
-        self._max_records, self._max_bytes = (
-            (None, None) if limits is None else (limits.max_records, limits.max_bytes)
-        )
+        caps = (None, None) if limits is None else (limits.max_records, limits.max_bytes)
+        if caps != (self._max_records, self._max_bytes):
+            self._scans.clear()  # scans stop at the caps: one made under others would miscount
+            self._max_records, self._max_bytes = caps
 
     def backlog(self, split: KinesisShardSplit, start: Position, end: Position) -> Backlog:  # noqa: D102
         if self._max_records is None and self._max_bytes is None:
