@@ -86,7 +86,6 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
 
     # --- assignment -----------------------------------------------------------------------------
     def handle_splits_changes(self, change: SplitsChange[KafkaPartitionSplit]) -> None:  # noqa: D102
-        from confluent_kafka import TopicPartition
 
         if isinstance(change, SplitsAddition):
             added = []
@@ -96,12 +95,8 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
                 self._splits[split.split_id] = a
                 self._by_tp[a.tp] = split.split_id
                 added.append(a)
-            live = [a for a in added if not self._done(a)]
             self._last_progress = time.monotonic()  # the wait for records starts now
-            if live:
-                self._consumer.incremental_assign(
-                    [TopicPartition(a.tp[0], a.tp[1], a.next_offset) for a in live]
-                )
+            self._assign(added)
         else:
             gone = [self._splits.pop(s.split_id) for s in change.splits if s.split_id in self._splits]
             for a in gone:
@@ -114,7 +109,6 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         splits_to_pause: Sequence[KafkaPartitionSplit],
         splits_to_resume: Sequence[KafkaPartitionSplit],
     ) -> None:
-        from confluent_kafka import TopicPartition
 
         pause = [
             self._splits[s.split_id]
@@ -129,9 +123,15 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         self._paused.update(a.split.split_id for a in pause)
         self._paused.difference_update(a.split.split_id for a in resume)
         self._unassign(pause)  # drops what librdkafka fetched ahead: resuming starts at next_offset
-        live = [a for a in resume if not self._done(a)]
+        self._assign(resume)
+
+    def _assign(self, assigned: Sequence[_Assigned]) -> None:
+        """Assign the splits not done yet, each at its next offset."""
+        from confluent_kafka import TopicPartition
+
+        live = [TopicPartition(a.tp[0], a.tp[1], a.next_offset) for a in assigned if not self._done(a)]
         if live:
-            self._consumer.incremental_assign([TopicPartition(a.tp[0], a.tp[1], a.next_offset) for a in live])
+            self._consumer.incremental_assign(live)
 
     def _unassign(self, assigned: Sequence[_Assigned]) -> None:
         from confluent_kafka import TopicPartition
@@ -242,14 +242,11 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         its timeout, though new connections would be answered. A fresh consumer costs one
         connection; the stale one is closed, never pooled again.
         """
-        from confluent_kafka import TopicPartition
 
         LOG.warning("a pooled Kafka consumer did not answer (%s); retrying with a new consumer", error)
         stale, self._pooled = self._consumer, False
         self._consumer = consumer_pool.create(self._options.consumer_config())
-        live = [a for sid, a in self._splits.items() if sid not in self._paused and not self._done(a)]
-        if live:
-            self._consumer.incremental_assign([TopicPartition(a.tp[0], a.tp[1], a.next_offset) for a in live])
+        self._assign([a for sid, a in self._splits.items() if sid not in self._paused])
         try:
             stale.close()
         except Exception as e:  # closing a consumer whose connections are dead
