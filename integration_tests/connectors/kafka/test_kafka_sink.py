@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from connectors.testing.kafka_cluster import KafkaBroker
-from integration_tests.connectors.kafka.helpers import reader, stream, values_of
+from integration_tests.connectors.kafka.helpers import read_back, stream, values_of
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -35,7 +35,7 @@ def test_batch_write_with_key_partition_and_headers(spark: Any, kafka_cluster: K
         "from range(100)"
     )
     _writer(df, kafka_cluster, topic=topic).mode("append").save()
-    rows = reader(spark, kafka_cluster, subscribe=topic, includeHeaders="true").load().collect()
+    rows = read_back(spark, kafka_cluster, topic, includeHeaders="true")
     assert sorted(values_of(rows)) == sorted(f"v{i}".encode() for i in range(100))
     for r in rows:
         i = int(bytes(r["value"])[1:])
@@ -47,8 +47,8 @@ def test_topic_column_routes_rows(spark: Any, kafka_cluster: KafkaBroker) -> Non
     a, b = kafka_cluster.create_topic(1), kafka_cluster.create_topic(1)
     df = spark.createDataFrame([(a, "x"), (b, "y"), (a, "z")], "topic string, value string")
     _writer(df, kafka_cluster).mode("append").save()
-    assert sorted(values_of(reader(spark, kafka_cluster, subscribe=a).load().collect())) == [b"x", b"z"]
-    assert values_of(reader(spark, kafka_cluster, subscribe=b).load().collect()) == [b"y"]
+    assert sorted(values_of(read_back(spark, kafka_cluster, a))) == [b"x", b"z"]
+    assert values_of(read_back(spark, kafka_cluster, b)) == [b"y"]
 
 
 def test_stream_write_copies_a_topic(spark: Any, kafka_cluster: KafkaBroker, tmp_path: Any) -> None:
@@ -67,7 +67,7 @@ def test_stream_write_copies_a_topic(spark: Any, kafka_cluster: KafkaBroker, tmp
         .start()
     )
     assert q.awaitTermination(180) and q.exception() is None
-    assert sorted(values_of(reader(spark, kafka_cluster, subscribe=dst).load().collect())) == sorted(
+    assert sorted(values_of(read_back(spark, kafka_cluster, dst))) == sorted(
         f"v{i}".encode() for i in range(200)
     )
 
