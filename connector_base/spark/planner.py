@@ -10,8 +10,9 @@ records. A connector that runs on Spark implements one ``SplitPlanner`` next to 
 * ``backlog`` and ``cut`` let the bridge apply ``maxRecordsPerTrigger``-style admission control;
 * ``range_splits`` turns ``[start, end)`` into splits that executors read exactly;
 * ``is_finished`` says a split will never have more data at that position;
-* ``positions_at_time``, ``times_at`` and ``head_times`` (optional) let the bridge admit records by
-  an event-time cut (``eventTime.alignment=cut``, see event_time_cut.py); ``note_split_times``
+* ``positions_at_time``, ``times_at`` and ``head_times`` (optional; or an ``event_time_lookup`` that
+  answers them) let the bridge admit records by an event-time cut (``eventTime.alignment=cut``, see
+  event_time_cut.py); ``note_split_times``
   hands a planner that dates records by reading them the start offset's event time of each split;
 * ``use_read_limits`` tells a planner that counts records by reading them how far to count.
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from connector_base.errors import ConnectorError
 from connector_base.serialization import Json
@@ -33,10 +34,11 @@ if TYPE_CHECKING:
     from connector_base.spark.filters import ColumnFilter
     from connector_base.spark.read_limits import ReadLimitOptions
 
-__all__ = ["Backlog", "Position", "SplitPlanner"]
+__all__ = ["Backlog", "EventTimeLookup", "Position", "SplitPlanner"]
 
 SplitT = TypeVar("SplitT", bound=SourceSplit)
 """The split type."""
+SplitT_contra = TypeVar("SplitT_contra", bound=SourceSplit, contravariant=True)
 
 Position = Json
 """A split position: JSON primitives, opaque to the bridge."""
@@ -53,6 +55,19 @@ class Backlog:
     def is_empty(self) -> bool:
         """Whether the range is known to hold nothing."""
         return self.records == 0 or (self.records is None and self.bytes == 0)
+
+
+class EventTimeLookup(Protocol[SplitT_contra]):
+    """Answers a planner's event-time lookups (``SplitPlanner.event_time_lookup``); the methods
+    mean what ``SplitPlanner``'s methods of the same names mean."""
+
+    def positions_at_time(  # noqa: D102
+        self, ranges: Mapping[str, tuple[SplitT_contra, Position, Position]], t_ms: int
+    ) -> dict[str, Position]: ...
+
+    def times_at(self, positions: Mapping[str, tuple[SplitT_contra, Position]]) -> dict[str, int | None]: ...  # noqa: D102
+
+    def head_times(self, ends: Mapping[str, tuple[SplitT_contra, Position]]) -> dict[str, int | None]: ...  # noqa: D102
 
 
 class SplitPlanner(ABC, Generic[SplitT]):
@@ -122,22 +137,37 @@ class SplitPlanner(ABC, Generic[SplitT]):
         before ``start_position`` / ``end_positions``, to plan narrower ranges (see filters.py)."""
 
     # --- event time (optional: a planner without these cannot run eventTime.alignment=cut) --------
+    def event_time_lookup(self) -> EventTimeLookup[SplitT] | None:
+        """The object that answers the three lookups below, or ``None`` (the default: none).
+
+        A planner that keeps its event-time logic in a lookup of its own returns it here (or raises
+        a ``ConnectorError`` saying which option enables it); one that answers them itself
+        overrides the three methods instead.
+        """
+        return None
+
     def positions_at_time(
         self, ranges: Mapping[str, tuple[SplitT, Position, Position]], t_ms: int
     ) -> dict[str, Position]:
         """For each ``split_id -> (split, start, end)``: the first position in ``[start, end]``
         whose record has event time ``>= t_ms`` (``end`` when none has), in one batched call."""
-        raise ConnectorError(f"{type(self).__name__} cannot look up positions by event time")
+        return self._lookup("positions by event time").positions_at_time(ranges, t_ms)
 
     def times_at(self, positions: Mapping[str, tuple[SplitT, Position]]) -> dict[str, int | None]:
         """For each ``split_id -> (split, position)``: the event time (ms) of the record at
         ``position``, ``None`` where there is none yet."""
-        raise ConnectorError(f"{type(self).__name__} cannot look up event times")
+        return self._lookup("event times").times_at(positions)
 
     def head_times(self, ends: Mapping[str, tuple[SplitT, Position]]) -> dict[str, int | None]:
         """For each ``split_id -> (split, end)``: the event time (ms) of the newest record before
         ``end`` (the split's head), ``None`` where the split holds no record."""
-        raise ConnectorError(f"{type(self).__name__} cannot look up event times")
+        return self._lookup("event times").head_times(ends)
+
+    def _lookup(self, what: str) -> EventTimeLookup[SplitT]:
+        lookup = self.event_time_lookup()
+        if lookup is None:
+            raise ConnectorError(f"{type(self).__name__} cannot look up {what}")
+        return lookup
 
     def note_split_times(self, times: Mapping[str, tuple[SplitT, Position, int]]) -> None:  # noqa: B027
         """For each ``split_id -> (split, position, t_ms)`` of the start offset: every record before

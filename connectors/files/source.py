@@ -237,24 +237,11 @@ class FilePlanner(SplitPlanner[FileSourceSplit]):
         return self.options.max_partition_bytes
 
     # --- event time (eventTime.alignment=cut, Parquet only): row-group statistics, see event_time.py
-    def _event_times(self) -> ParquetEventTimes:
+    @override
+    def event_time_lookup(self) -> ParquetEventTimes:
         if self._times is None:
             raise ConnectorError("files-unified looks up event times only with eventTime.column set")
         return self._times
-
-    @override
-    def positions_at_time(
-        self, ranges: Mapping[str, tuple[FileSourceSplit, Position, Position]], t_ms: int
-    ) -> dict[str, Position]:
-        return self._event_times().positions_at_time(ranges, t_ms)
-
-    @override
-    def times_at(self, positions: Mapping[str, tuple[FileSourceSplit, Position]]) -> dict[str, int | None]:
-        return self._event_times().times_at(positions)
-
-    @override
-    def head_times(self, ends: Mapping[str, tuple[FileSourceSplit, Position]]) -> dict[str, int | None]:
-        return self._event_times().head_times(ends)
 
 
 def _runs(indexes: list[int]) -> list[tuple[int, int]]:

@@ -261,20 +261,8 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
 
     # --- event time (eventTime.alignment=cut): record timestamps, see event_time.py -------------
     @override
-    def positions_at_time(
-        self, ranges: Mapping[str, tuple[KafkaPartitionSplit, Position, Position]], t_ms: int
-    ) -> dict[str, Position]:
-        return self._times.positions_at_time(ranges, t_ms)
-
-    @override
-    def times_at(
-        self, positions: Mapping[str, tuple[KafkaPartitionSplit, Position]]
-    ) -> dict[str, int | None]:
-        return self._times.times_at(positions)
-
-    @override
-    def head_times(self, ends: Mapping[str, tuple[KafkaPartitionSplit, Position]]) -> dict[str, int | None]:
-        return self._times.head_times(ends)
+    def event_time_lookup(self) -> KafkaEventTimeLookup:
+        return self._times
 
     def is_finished(self, split: KafkaPartitionSplit, position: Position) -> bool:  # noqa: D102
         if (split.topic, split.partition) in self._gone:

@@ -237,27 +237,12 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
 
     # --- event time (eventTime.alignment=cut) -----------------------------------------------------
     @override
-    def positions_at_time(
-        self, ranges: Mapping[str, tuple[PravegaSegmentSplit, Position, Position]], t_ms: int
-    ) -> dict[str, Position]:
-        return self._event_times().positions_at_time(ranges, t_ms)
-
-    @override
-    def times_at(
-        self, positions: Mapping[str, tuple[PravegaSegmentSplit, Position]]
-    ) -> dict[str, int | None]:
-        return self._event_times().times_at(positions)
-
-    @override
-    def head_times(self, ends: Mapping[str, tuple[PravegaSegmentSplit, Position]]) -> dict[str, int | None]:
-        return self._event_times().head_times(ends)
-
-    @override
     def note_split_times(self, times: Mapping[str, tuple[PravegaSegmentSplit, Position, int]]) -> None:
         if self.event_times is not None:  # heads come from the events this driver read
             self.event_times.note_split_times({sid: (int(pos), t) for sid, (_s, pos, t) in times.items()})
 
-    def _event_times(self) -> PravegaEventTimeLookup:
+    @override
+    def event_time_lookup(self) -> PravegaEventTimeLookup:
         if self.event_times is None:
             raise ConnectorError("this Pravega planner was built without eventTime.alignment=cut")
         return self.event_times
