@@ -139,11 +139,12 @@ def _await_durable(options: PravegaSinkOptions, txn_id: int, expected: int) -> N
         while True:
             have = 0
             for seg in client.current_segments(options.scope, options.stream):
-                name = (
-                    f"{seg.segment_id & 0xFFFFFFFF}.#epoch.{seg.segment_id >> 32}#transaction.{txn_id:032x}"
+                txn_segment = (
+                    f"{options.scope}/{options.stream}/{seg.segment_id & 0xFFFFFFFF}"
+                    f".#epoch.{seg.segment_id >> 32}#transaction.{txn_id:032x}"
                 )
                 try:
-                    have += _txn_segment_length(client, options, seg.segment_id, name)
+                    have += client.info(options.scope, options.stream, seg.segment_id, name=txn_segment).tail
                 except NoSuchSegmentError:
                     pass
             if have >= expected or time.monotonic() > deadline:
@@ -156,14 +157,6 @@ def _await_durable(options: PravegaSinkOptions, txn_id: int, expected: int) -> N
             )
     finally:
         client.close()
-
-
-def _txn_segment_length(
-    client: PravegaClusterClient, options: PravegaSinkOptions, seg: int, name: str
-) -> int:
-    return client.info(
-        options.scope, options.stream, seg, name=f"{options.scope}/{options.stream}/{name}"
-    ).tail
 
 
 def write_batches(options: PravegaSinkOptions, batches: Iterator[pa.RecordBatch]) -> PravegaCommitMessage:
