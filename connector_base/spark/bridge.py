@@ -142,8 +142,9 @@ class SourceDataSource(DataSource):
     def event_time_cut_support(self, options: EventTimeOptions) -> str | None:
         """``None`` when ``eventTime.alignment=cut`` works with ``options``, else what is valid instead.
 
-        A connector whose planner implements ``positions_at_time``, ``times_at`` and ``head_times``
-        overrides this (and checks where its event time comes from, ``eventTime.column``).
+        A connector whose planner answers ``positions_at_time``, ``times_at`` and ``head_times``
+        (itself, or through ``event_time_lookup``) overrides this (and checks where its event time
+        comes from, ``eventTime.column``).
         """
         return f"off: format {self.name()!r} has no event-time lookups on the driver for an event-time cut"
 
