@@ -22,6 +22,10 @@ R = TypeVar("R")
 """A lookup's result type."""
 
 
+class InvalidOffsetAnswer(Exception):
+    """A ListOffsets result that is no offset (retried like a client error)."""
+
+
 class KafkaClusterClient:
     """Lists partitions, looks up offsets (one request per kind), commits group offsets.
 
@@ -89,7 +93,15 @@ class KafkaClusterClient:
                     raise
 
     # --- OffsetLookup ---------------------------------------------------------------------------
-    def _list_offsets(self, specs: Mapping[TopicPartition, Any], what: str) -> dict[TopicPartition, int]:
+    def _list_offsets(
+        self, specs: Mapping[TopicPartition, Any], what: str, lowest: int = 0
+    ) -> dict[TopicPartition, int]:
+        """One ListOffsets request per attempt; an answer below ``lowest`` counts as a failed attempt.
+
+        librdkafka can hand out a partition's result as ``OFFSET_INVALID`` (-1001) with no error when
+        its request got no answer (seen in a CI run while the broker was unreachable); taken as the
+        log's end, that is a false data loss, or with ``failOnDataLoss=false`` a wrong position.
+        """
         from confluent_kafka import IsolationLevel
         from confluent_kafka import TopicPartition as TP
 
@@ -105,7 +117,11 @@ class KafkaClusterClient:
                 isolation_level=isolation,
                 request_timeout=self._timeout_s,
             )
-            return {(tp.topic, tp.partition): int(f.result().offset) for tp, f in futures.items()}
+            found = {(tp.topic, tp.partition): int(f.result().offset) for tp, f in futures.items()}
+            invalid = {tp: o for tp, o in found.items() if o < lowest}
+            if invalid:
+                raise InvalidOffsetAnswer(f"no valid {what} offset for {sorted(invalid.items())}")
+            return found
 
         return self._retry(f"looking up {what} offsets", _call)
 
@@ -122,8 +138,8 @@ class KafkaClusterClient:
     def for_times(self, timestamps: Mapping[TopicPartition, int]) -> dict[TopicPartition, int | None]:  # noqa: D102
         from confluent_kafka.admin import OffsetSpec
 
-        found = self._list_offsets(
-            {tp: OffsetSpec.for_timestamp(ms) for tp, ms in timestamps.items()}, "timestamp"
+        found = self._list_offsets(  # -1: no record at or after the time
+            {tp: OffsetSpec.for_timestamp(ms) for tp, ms in timestamps.items()}, "timestamp", lowest=-1
         )
         return {tp: (o if o >= 0 else None) for tp, o in found.items()}
 
@@ -146,6 +162,9 @@ class KafkaClusterClient:
                 request_timeout=self._timeout_s,
             )
             found = {(tp.topic, tp.partition): f.result() for tp, f in futures.items()}
+            invalid = sorted(tp for tp, r in found.items() if r.offset < -1)  # -1: an empty partition
+            if invalid:
+                raise InvalidOffsetAnswer(f"no valid max timestamp offset for {invalid}")
             return {
                 tp: (int(r.timestamp) if r.offset >= 0 and r.timestamp >= 0 else None)
                 for tp, r in found.items()
