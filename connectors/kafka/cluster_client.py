@@ -95,8 +95,9 @@ class KafkaClusterClient:
     # --- OffsetLookup ---------------------------------------------------------------------------
     def _list_offsets(
         self, specs: Mapping[TopicPartition, Any], what: str, lowest: int = 0
-    ) -> dict[TopicPartition, int]:
-        """One ListOffsets request per attempt; an answer below ``lowest`` counts as a failed attempt.
+    ) -> dict[TopicPartition, Any]:
+        """Each partition's ListOffsets result (``offset``, ``timestamp``), one request per attempt; an
+        offset below ``lowest`` counts as a failed attempt.
 
         librdkafka can hand out a partition's result as ``OFFSET_INVALID`` (-1001) with no error when
         its request got no answer (seen in a CI run while the broker was unreachable); taken as the
@@ -111,16 +112,16 @@ class KafkaClusterClient:
             IsolationLevel.READ_COMMITTED if self._options.read_committed else IsolationLevel.READ_UNCOMMITTED
         )
 
-        def _call() -> dict[TopicPartition, int]:
+        def _call() -> dict[TopicPartition, Any]:
             futures = self._admin.list_offsets(
                 {TP(t, p): spec for (t, p), spec in specs.items()},
                 isolation_level=isolation,
                 request_timeout=self._timeout_s,
             )
-            found = {(tp.topic, tp.partition): int(f.result().offset) for tp, f in futures.items()}
-            invalid = {tp: o for tp, o in found.items() if o < lowest}
+            found = {(tp.topic, tp.partition): f.result() for tp, f in futures.items()}
+            invalid = sorted((tp, int(r.offset)) for tp, r in found.items() if r.offset < lowest)
             if invalid:
-                raise InvalidOffsetAnswer(f"no valid {what} offset for {sorted(invalid.items())}")
+                raise InvalidOffsetAnswer(f"no valid {what} offset for {invalid}")
             return found
 
         return self._retry(f"looking up {what} offsets", _call)
@@ -128,12 +129,14 @@ class KafkaClusterClient:
     def earliest(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:  # noqa: D102
         from confluent_kafka.admin import OffsetSpec
 
-        return self._list_offsets({tp: OffsetSpec.earliest() for tp in partitions}, "earliest")
+        found = self._list_offsets({tp: OffsetSpec.earliest() for tp in partitions}, "earliest")
+        return {tp: int(r.offset) for tp, r in found.items()}
 
     def latest(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:  # noqa: D102
         from confluent_kafka.admin import OffsetSpec
 
-        return self._list_offsets({tp: OffsetSpec.latest() for tp in partitions}, "latest")
+        found = self._list_offsets({tp: OffsetSpec.latest() for tp in partitions}, "latest")
+        return {tp: int(r.offset) for tp, r in found.items()}
 
     def for_times(self, timestamps: Mapping[TopicPartition, int]) -> dict[TopicPartition, int | None]:  # noqa: D102
         from confluent_kafka.admin import OffsetSpec
@@ -141,36 +144,18 @@ class KafkaClusterClient:
         found = self._list_offsets(  # -1: no record at or after the time
             {tp: OffsetSpec.for_timestamp(ms) for tp, ms in timestamps.items()}, "timestamp", lowest=-1
         )
-        return {tp: (o if o >= 0 else None) for tp, o in found.items()}
+        return {tp: (int(r.offset) if r.offset >= 0 else None) for tp, r in found.items()}
 
     def max_timestamps(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int | None]:
         """The largest record timestamp of each partition (``None`` for an empty one), one request."""
-        from confluent_kafka import IsolationLevel
-        from confluent_kafka import TopicPartition as TP
         from confluent_kafka.admin import OffsetSpec
 
-        if not partitions:
-            return {}
-        isolation = (
-            IsolationLevel.READ_COMMITTED if self._options.read_committed else IsolationLevel.READ_UNCOMMITTED
+        found = self._list_offsets(  # -1: an empty partition
+            {tp: OffsetSpec.max_timestamp() for tp in partitions}, "max timestamp", lowest=-1
         )
-
-        def _call() -> dict[TopicPartition, int | None]:
-            futures = self._admin.list_offsets(
-                {TP(t, p): OffsetSpec.max_timestamp() for t, p in partitions},
-                isolation_level=isolation,
-                request_timeout=self._timeout_s,
-            )
-            found = {(tp.topic, tp.partition): f.result() for tp, f in futures.items()}
-            invalid = sorted(tp for tp, r in found.items() if r.offset < -1)  # -1: an empty partition
-            if invalid:
-                raise InvalidOffsetAnswer(f"no valid max timestamp offset for {invalid}")
-            return {
-                tp: (int(r.timestamp) if r.offset >= 0 and r.timestamp >= 0 else None)
-                for tp, r in found.items()
-            }
-
-        return self._retry("looking up max timestamps", _call)
+        return {
+            tp: (int(r.timestamp) if r.offset >= 0 and r.timestamp >= 0 else None) for tp, r in found.items()
+        }
 
     def log_append_time_topics(self, topics: Sequence[str]) -> set[str]:
         """Those of ``topics`` whose ``message.timestamp.type`` is ``LogAppendTime``; a topic whose
