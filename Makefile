@@ -4,16 +4,18 @@
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml testing/pyproject.toml | cksum | cut -d' ' -f1)
 SYSTEM ?= kafka
 PYTEST_ARGS ?=
 
 .PHONY: demo test venv lint bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml testing/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[pravega,kafka,kinesis,test]' --config-settings editable_mode=compat
+	# the brokers and services the tests start: the second distribution of this repository (testing/)
+	$(PY) -m pip install --quiet -e './testing[docker]' --config-settings editable_mode=compat
 	@rm -f $(VENV)/.installed-*
 	@touch $(STAMP)
 
@@ -27,17 +29,17 @@ $(KINESALITE):
 	else echo "npm not found: Kinesis tests run on moto only"; fi
 
 demo: $(STAMP)
-	$(PY) -m connectors.demo --system $(SYSTEM)
+	$(PY) -m demos --system $(SYSTEM)
 
 test: $(STAMP) $(KINESALITE)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check connector_base connectors
+	$(VENV)/bin/ruff check connector_base connectors testing demos
 	$(VENV)/bin/mypy
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run_all
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info testing/*.egg-info

@@ -24,8 +24,8 @@ from typing import Any
 
 from connector_base.async_io import ordered_wait
 from connector_base.spark import local_spark_session
-from connectors.testing.async_lookups import BlockingHttpLookup, HttpLookup, StreamHttpLookup
-from connectors.testing.scripted_http_service import start_http_service
+from sparkflow_testing.services.async_lookups import BlockingHttpLookup, HttpLookup, StreamHttpLookup
+from sparkflow_testing.services.scripted_http_service import start_http_service
 
 CONCURRENCY_CONF = "spark.sql.execution.pythonUDF.arrow.concurrency.level"
 

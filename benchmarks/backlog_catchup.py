@@ -29,7 +29,8 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.kafka_read import loadavg, produce  # noqa: E402
-from connectors.testing.kafka_cluster import KafkaBroker, start_broker  # noqa: E402
+from sparkflow_testing.kafka.broker import KafkaBroker  # noqa: E402
+from sparkflow_testing.kafka.brokers import start_broker  # noqa: E402
 
 
 def _log_files(checkpoint: str, log: str) -> int:

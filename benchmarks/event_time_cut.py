@@ -25,9 +25,10 @@ import time
 from typing import Any
 
 from connector_base.spark import local_spark_session
-from connectors.testing.event_time_skew import skewed_topic, watermarked_counts
-from connectors.testing.kafka_cluster import KafkaBroker, start_broker
-from connectors.testing.spark_kafka import served_version, spark_kafka_session_conf
+from sparkflow_testing.kafka.broker import KafkaBroker
+from sparkflow_testing.kafka.brokers import start_broker
+from sparkflow_testing.kafka.event_time_skew import skewed_topic, watermarked_counts
+from sparkflow_testing.spark.kafka_source import served_version, spark_kafka_session_conf
 
 
 def _load() -> str:

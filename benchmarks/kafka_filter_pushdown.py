@@ -29,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from connectors.testing.kafka_cluster import start_broker  # noqa: E402
+from sparkflow_testing.kafka.brokers import start_broker  # noqa: E402
 
 CHUNKS = 100
 CONF = "spark.sql.python.filterPushdown.enabled"

@@ -2,11 +2,11 @@
 
 ``--records`` records (default 2,000,000) of ``--size`` bytes (100) over ``--partitions`` partitions
 (8) are produced once to a real Apache Kafka broker (``--broker``, default ``apache-kafka``; any kind
-of ``connectors.testing.kafka_cluster.start_broker``, or ``--bootstrap`` for an existing broker) and
+of ``sparkflow_testing.kafka.brokers.start_broker``, or ``--bootstrap`` for an existing broker) and
 then read by three readers:
 
 - ``spark-kafka``: Spark's built-in ``format("kafka")`` (spark-sql-kafka-0-10, jars resolved by
-  ``connectors.testing.spark_kafka``: the installed Spark's version if Maven Central serves it, else
+  ``sparkflow_testing.spark.kafka_source``: the installed Spark's version if Maven Central serves it, else
   the newest that is, on the installed Spark; ``--spark-kafka-version`` picks one);
 - ``kafka-unified``: this project's source;
 - ``plain``: one confluent-kafka consumer in one Python process (``consume(num_messages=...)``).
@@ -46,7 +46,8 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from connectors.testing.kafka_cluster import KafkaBroker, start_broker  # noqa: E402
+from sparkflow_testing.kafka.broker import KafkaBroker  # noqa: E402
+from sparkflow_testing.kafka.brokers import start_broker  # noqa: E402
 
 CONSUME_BATCH = 10_000
 SPARK_READERS = ("spark-kafka", "kafka-unified")
@@ -239,7 +240,7 @@ def main() -> None:  # noqa: C901 - one straight sequence of measurements
 
     import pyspark
 
-    from connectors.testing.spark_kafka import served_version, spark_kafka_jars
+    from sparkflow_testing.spark.kafka_source import served_version, spark_kafka_jars
 
     kafka_version = args.spark_kafka_version or served_version()
     jars = ",".join(str(p) for p in spark_kafka_jars(kafka_version))

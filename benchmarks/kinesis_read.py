@@ -22,7 +22,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from connectors.testing.kinesis_endpoint import KinesisEndpoint, start_endpoint  # noqa: E402
+from sparkflow_testing.kinesis.endpoint import KinesisEndpoint, start_endpoint  # noqa: E402
 
 GET_RECORDS_LIMIT = 10_000
 

@@ -4,7 +4,7 @@ Drives the bridge's stream reader on the driver exactly as Spark's micro-batch l
 (``latestOffset``, then ``partitions``, then ``commit``) without running tasks, for
 
 * ``kafka-unified``: a topic of N partitions on a real Apache Kafka broker
-  (``connectors/testing/apache_kafka.py``), one new record per partition before each batch;
+  (``testing/sparkflow_testing/kafka/apache_kafka.py``), one new record per partition before each batch;
 * ``files-unified``: N new files per batch (``cleanSource=delete``, so a batch holds N files).
 
 For each N (10, 100, 1,000, 10,000 by default) it prints the median time per batch of
@@ -123,7 +123,7 @@ class KafkaRows:
     """One broker for every N; a topic of N partitions per N."""
 
     def __init__(self) -> None:
-        from connectors.testing.apache_kafka import start_apache_kafka
+        from sparkflow_testing.kafka.apache_kafka import start_apache_kafka
 
         self.broker = start_apache_kafka()
 

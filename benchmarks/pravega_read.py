@@ -37,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from connectors.testing.pravega_cluster import (  # noqa: E402
+from sparkflow_testing.pravega.cluster import (  # noqa: E402
     Backend,
     pravega_cluster,
     run_isolated,

@@ -111,7 +111,7 @@ def layers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def kafka_topic() -> Iterator[tuple[str, str]]:
     """A broker with a topic of ``KAFKA_ROWS`` records, for the venvs that have the kafka extra."""
-    from connectors.testing.kafka_cluster import start_noida_db
+    from sparkflow_testing.kafka.stand_ins import start_noida_db
 
     broker = start_noida_db()
     try:
@@ -202,7 +202,7 @@ def test_installed_wheel_registers_every_format(
             assert "Invalid value" in error, f"{fmt} in venv [{env_name}]: {error}"
             assert "DATA_SOURCE_NOT_FOUND" not in error and hint not in error, error
 
-    emulator = _run([str(python), "-m", "connectors.testing.pravega_emulator", "--help"], cwd=work)
+    emulator = _run([str(python), "-m", "sparkflow_testing.pravega.emulator", "--help"], cwd=work)
     if "pravega" in extras:
         assert emulator.returncode == 0, emulator.stderr
     else:

@@ -13,10 +13,11 @@ from connector_base.hybrid.enumerator import (
     HybridSplitEnumerator,
 )
 from connector_base.hybrid.planner import HybridSplitPlanner
-from connector_base.hybrid.source import DriverSwitchState, HybridSource
+from connector_base.hybrid.source import HybridSource
 from connector_base.hybrid.source_reader import HybridSourceReader
 from connector_base.hybrid.split import HybridSourceSplit, HybridSourceSplitSerializer
 from connector_base.hybrid.stage import HybridStage, conform_batch, conformance_problems
+from connector_base.hybrid.stages import DriverSwitchState, HybridStages
 from connector_base.hybrid.switch_start import SwitchStart, SwitchStartKind
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "HybridSplitEnumerator",
     "HybridSplitPlanner",
     "HybridStage",
+    "HybridStages",
     "SwitchStart",
     "SwitchStartKind",
     "conform_batch",

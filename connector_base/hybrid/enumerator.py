@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -21,11 +21,9 @@ from connector_base.enumerator import ReaderInfo, SplitEnumerator, SplitEnumerat
 from connector_base.errors import ConnectorError
 from connector_base.hybrid.split import HybridSourceSplit
 from connector_base.hybrid.stage import conform_batch
+from connector_base.hybrid.stages import HybridStages
 from connector_base.hybrid.switch_start import SwitchStartKind
 from connector_base.serialization import Json, VersionedSerializer
-
-if TYPE_CHECKING:
-    from connector_base.hybrid.source import HybridSource
 
 __all__ = ["HybridEnumeratorState", "HybridEnumeratorStateSerializer", "HybridSplitEnumerator"]
 
@@ -176,7 +174,7 @@ class HybridSplitEnumerator(SplitEnumerator[HybridSourceSplit, HybridEnumeratorS
 
     def __init__(
         self,
-        source: HybridSource,
+        source: HybridStages,
         context: SplitEnumeratorContext[HybridSourceSplit],
         state: HybridEnumeratorState | None,
     ) -> None:

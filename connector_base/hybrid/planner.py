@@ -7,8 +7,8 @@ from typing import Any
 
 from typing_extensions import override
 
-from connector_base.hybrid.source import HybridSource
 from connector_base.hybrid.split import HybridSourceSplit
+from connector_base.hybrid.stages import HybridStages
 from connector_base.spark.planner import Backlog, Position, SplitPlanner
 
 __all__ = ["HybridSplitPlanner"]
@@ -26,7 +26,7 @@ class HybridSplitPlanner(SplitPlanner[HybridSourceSplit]):
     Threading: the driver's stream-reader thread only, as every planner.
     """
 
-    def __init__(self, source: HybridSource) -> None:
+    def __init__(self, source: HybridStages) -> None:
         self._source = source
         self._planners: dict[int, SplitPlanner[Any]] = {}
 

@@ -5,17 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from typing_extensions import override
 
 from connector_base.hybrid.split import HybridSourceSplit
 from connector_base.hybrid.stage import conform_batch
+from connector_base.hybrid.stages import HybridStages
 from connector_base.source_reader import InputStatus, ReaderOutput, SourceReader, SourceReaderContext
 from connector_base.spark.arrow_output import ArrowBatchOutput
-
-if TYPE_CHECKING:
-    from connector_base.hybrid.source import HybridSource
 
 __all__ = ["HybridSourceReader"]
 
@@ -37,7 +35,7 @@ class HybridSourceReader(SourceReader[Any, HybridSourceSplit]):
     Threading: the task thread only, as every reader; the child readers own their fetcher threads.
     """
 
-    def __init__(self, source: HybridSource, context: SourceReaderContext) -> None:
+    def __init__(self, source: HybridStages, context: SourceReaderContext) -> None:
         self._source = source
         self._context = context
         self._stages: dict[int, _StageReader] = {}

@@ -30,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from connector_base.errors import InvalidOptionError
 from connector_base.spark.planner import Backlog, Position, SplitPlanner
-from connector_base.spark.read_limits import ReadLimitOptions, parse_duration_ms, parse_positive_int
+from connector_base.spark.read_limit_options import ReadLimitOptions, parse_duration_ms, parse_positive_int
 
 __all__ = [
     "BacklogOptions",

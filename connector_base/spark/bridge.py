@@ -48,7 +48,8 @@ from connector_base.spark.offsets import BridgeOffset, SplitEntry
 from connector_base.spark.parallelism import planning_parallelism
 from connector_base.spark.partition_reader import read_splits_as_arrow
 from connector_base.spark.planner import Position, SplitPlanner
-from connector_base.spark.read_limits import ReadLimitOptions, admit
+from connector_base.spark.read_limit_options import ReadLimitOptions
+from connector_base.spark.read_limits import admit
 from connector_base.spark.restore_check import check_restored
 
 __all__ = ["SourceDataSource", "SplitsPartition", "to_arrow_schema"]

@@ -35,7 +35,7 @@ from connector_base.errors import ConnectorError
 from connector_base.spark.event_time_options import EventTimeOptions
 from connector_base.spark.offsets import EventTimeMark
 from connector_base.spark.planner import Position, SplitPlanner
-from connector_base.spark.read_limits import ReadLimitOptions
+from connector_base.spark.read_limit_options import ReadLimitOptions
 
 __all__ = ["EventTimeCut", "LateSplitError"]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from connector_base.errors import InvalidOptionError
-from connector_base.spark.read_limits import parse_duration_ms
+from connector_base.spark.read_limit_options import parse_duration_ms
 
 __all__ = ["EVENT_TIME_OPTION_NAMES", "Alignment", "EventTimeOptions"]
 

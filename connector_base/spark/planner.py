@@ -32,7 +32,7 @@ from connector_base.split import SourceSplit
 
 if TYPE_CHECKING:
     from connector_base.spark.filters import ColumnFilter
-    from connector_base.spark.read_limits import ReadLimitOptions
+    from connector_base.spark.read_limit_options import ReadLimitOptions
 
 __all__ = ["Backlog", "EventTimeLookup", "Position", "SplitPlanner"]
 

@@ -16,12 +16,13 @@ from typing import Any
 
 import pytest
 
-from connectors.testing.kafka_cluster import KafkaBroker, start_broker
-from connectors.testing.kinesis_endpoint import KinesisEndpoint, kinesalite_bin, start_endpoint
-from connectors.testing.pravega_cluster import PravegaCluster, pravega_cluster
-from connectors.testing.spark_cluster import SparkStandaloneCluster
-from connectors.testing.spark_connect import SparkConnectServer
 from integration_tests.cluster import driver_jobs
+from sparkflow_testing.kafka.broker import KafkaBroker
+from sparkflow_testing.kafka.brokers import start_broker
+from sparkflow_testing.kinesis.endpoint import KinesisEndpoint, kinesalite_bin, start_endpoint
+from sparkflow_testing.pravega.cluster import PravegaCluster, pravega_cluster
+from sparkflow_testing.spark.cluster import SparkStandaloneCluster
+from sparkflow_testing.spark.connect import SparkConnectServer
 
 JOB_TIMEOUT_S = 240.0
 

@@ -70,7 +70,7 @@ def _executor_pid_column(df: Any) -> Any:
     import pyarrow as pa
     from pyspark.sql.types import IntegerType, StructField, StructType
 
-    from connectors.testing.spark_cluster import executor_pid_of
+    from sparkflow_testing.spark.cluster import executor_pid_of
 
     schema = StructType(
         [

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from connectors.testing.kafka_cluster import KafkaBroker
-from connectors.testing.kinesis_endpoint import KinesisEndpoint
-from connectors.testing.pravega_cluster import PravegaCluster, run_isolated, unique_name
-from connectors.testing.spark_cluster import SparkStandaloneCluster
 from integration_tests.cluster import driver_jobs as jobs
 from integration_tests.cluster.conftest import ClusterDriver
+from sparkflow_testing.kafka.broker import KafkaBroker
+from sparkflow_testing.kinesis.endpoint import KinesisEndpoint
+from sparkflow_testing.pravega.cluster import PravegaCluster, run_isolated, unique_name
+from sparkflow_testing.spark.cluster import SparkStandaloneCluster
 
 pytestmark = pytest.mark.timeout(600)
 

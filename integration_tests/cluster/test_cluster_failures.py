@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from connectors.testing.kafka_cluster import KafkaBroker
-from connectors.testing.spark_cluster import SparkStandaloneCluster, executor_pid_of
 from integration_tests.cluster import driver_jobs as jobs
 from integration_tests.cluster.conftest import ClusterDriver
+from sparkflow_testing.kafka.broker import KafkaBroker
+from sparkflow_testing.spark.cluster import SparkStandaloneCluster, executor_pid_of
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from connectors.testing.kafka_cluster import KafkaBroker
-from connectors.testing.pravega_cluster import PravegaCluster, run_isolated, unique_name
 from integration_tests.cluster import driver_jobs as jobs
 from integration_tests.cluster.conftest import ClusterDriver
+from sparkflow_testing.kafka.broker import KafkaBroker
+from sparkflow_testing.pravega.cluster import PravegaCluster, run_isolated, unique_name
 
 pytestmark = pytest.mark.timeout(600)
 

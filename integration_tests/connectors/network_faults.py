@@ -8,7 +8,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from connectors.testing.fault_proxy import FaultProxy
+from sparkflow_testing.network.fault_proxy import FaultProxy
 
 
 @contextmanager

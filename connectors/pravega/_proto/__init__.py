@@ -1,11 +1,9 @@
-"""Generated protobuf messages of the Pravega controller API (a private copy for the connector).
+"""Generated protobuf messages of the Pravega controller API, the project's one copy.
 
-``controller.proto`` is the emulator's proto with the package renamed to
-``sparkflow.pravega.controller.v1`` so both can live in one process without clashing in the
-protobuf descriptor pool. Message field numbers are Pravega's; gRPC method paths are built by the
-connector's controller client with Pravega's real service name. Regenerate with::
-
-    python -m grpc_tools.protoc -I. --python_out=. connectors/pravega/_proto/controller.proto
-
-then remove the ``runtime_version`` check (see the emulator's ``proto/regenerate.py``).
+``controller.proto`` declares the subset of Pravega's controller API (Pravega's own package
+``io.pravega.controller.stream.api.grpc.v1``, message and field numbers) that the connector's
+controller client calls and the test emulator serves; both import ``controller_pb2`` from here.
+gRPC method paths are built from the service name by the callers, so no ``_pb2_grpc`` module is
+generated. Regenerate ``controller_pb2.py`` with ``python -m connectors.pravega._proto.regenerate``
+(see that module).
 """

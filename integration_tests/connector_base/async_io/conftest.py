@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from connectors.testing.redis_server import RedisServer, start_redis
-from connectors.testing.scripted_http_service import HttpService, start_http_service
+from sparkflow_testing.services.redis_server import RedisServer, start_redis
+from sparkflow_testing.services.scripted_http_service import HttpService, start_http_service
 
 
 @pytest.fixture(scope="session")

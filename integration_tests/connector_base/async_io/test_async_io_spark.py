@@ -9,7 +9,7 @@ import pytest
 
 from connector_base.async_io import AsyncRetryStrategy, ordered_wait, unordered_wait
 from connector_base.errors import InvalidOptionError
-from connectors.testing.async_lookups import HttpLookup, LoopProbe, RedisLookup
+from sparkflow_testing.services.async_lookups import HttpLookup, LoopProbe, RedisLookup
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 

@@ -5,7 +5,7 @@ else Testcontainers where a Docker engine answers), noida-db and tansu
 (``KAFKA_BROKERS=apache-kafka,noida-db`` chooses); each stand-in declares its gaps and
 ``require(broker, *gaps)`` skips a test that needs one (real Kafka has none). ``reference_broker`` is
 one of the same brokers, the most faithful chosen, for heavy tests that run on one broker only.
-The logic lives in :mod:`connectors.testing.kafka_cluster`.
+The logic lives in :mod:`sparkflow_testing.kafka.brokers`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from connectors.testing.kafka_cluster import Gap, KafkaBroker, available_broker_kinds, start_broker
+from sparkflow_testing.kafka.broker import Gap, KafkaBroker
+from sparkflow_testing.kafka.brokers import available_broker_kinds, start_broker
 
 
 def _kinds() -> list[str]:

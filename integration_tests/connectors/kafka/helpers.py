@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from connectors.testing.kafka_cluster import Gap, KafkaBroker
+from sparkflow_testing.kafka.broker import Gap, KafkaBroker
 
 FORMAT = "kafka-unified"
 

@@ -21,8 +21,8 @@ sys.path.insert(
 def main() -> None:
     """Run the reads, the stream and the write."""
     from connector_base.spark import local_spark_session
-    from connectors.testing.apache_kafka import KafkaSecurity
     from integration_tests.connectors.kafka.security import client_options
+    from sparkflow_testing.kafka.apache_kafka import KafkaSecurity
 
     config = json.loads(Path(sys.argv[1]).read_text())
     out = Path(config["out"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from connectors.testing.apache_kafka import KafkaSecurity
+from sparkflow_testing.kafka.apache_kafka import KafkaSecurity
 
 _PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 _SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"

@@ -20,7 +20,7 @@ from connectors.kafka import KafkaSource, KafkaSourceOptions
 from connectors.kafka.record_emitter import KafkaRecordEmitter
 from connectors.kafka.source import KafkaSourceReader
 from connectors.kafka.split_reader import KafkaPartitionSplitReader
-from connectors.testing.kafka_cluster import KafkaBroker
+from sparkflow_testing.kafka.broker import KafkaBroker
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 

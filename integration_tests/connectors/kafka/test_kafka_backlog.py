@@ -10,9 +10,9 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from connector_base.spark.lag_listener import LagListener
-from connectors.testing.kafka_cluster import KafkaBroker
-from connectors.testing.processes import free_port
 from integration_tests.connectors.kafka.helpers import batch_sizes, memory_query, stream, wait_rows
+from sparkflow_testing.kafka.broker import KafkaBroker
+from sparkflow_testing.processes import free_port
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(300)]
 

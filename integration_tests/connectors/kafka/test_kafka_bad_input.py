@@ -12,10 +12,11 @@ import pytest
 
 from connectors.kafka import consumer_pool
 from connectors.kafka.options import KafkaSourceOptions
-from connectors.testing.kafka_cluster import KafkaBroker, start_broker
 from integration_tests.connectors.kafka.conftest import _kinds
 from integration_tests.connectors.kafka.helpers import reader, stream
 from integration_tests.connectors.parquet_sink import run_available_now
+from sparkflow_testing.kafka.broker import KafkaBroker
+from sparkflow_testing.kafka.brokers import start_broker
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
 

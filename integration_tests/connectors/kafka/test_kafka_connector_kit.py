@@ -11,7 +11,7 @@ import pytest
 from connector_base.testing import SourceTestContext, SourceTestSuite
 from connectors.kafka import KafkaSource, KafkaSourceOptions
 from connectors.kafka.split import KafkaPartitionSplit
-from connectors.testing.kafka_cluster import Gap, KafkaBroker
+from sparkflow_testing.kafka.broker import Gap, KafkaBroker
 
 PARTITIONS = 3
 GOLDEN = Path(__file__).parents[3] / "unit_tests" / "connectors" / "kafka" / "golden"

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from connector_base.testing.driver_process import DriverProcess, log_entries
-from connectors.testing.event_time_skew import LateCount, skewed_topic, watermarked_counts
-from connectors.testing.kafka_cluster import KafkaBroker
 from integration_tests.connectors.kafka.helpers import stream
 from integration_tests.connectors.spark_batches import logged_offsets
+from sparkflow_testing.kafka.broker import KafkaBroker
+from sparkflow_testing.kafka.event_time_skew import LateCount, skewed_topic, watermarked_counts
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 

@@ -7,7 +7,7 @@ import pytest
 from connectors.kafka.options import KafkaSourceOptions
 from connectors.kafka.planner import KafkaSplitPlanner
 from connectors.kafka.split import KafkaPartitionSplit
-from connectors.testing.kafka_cluster import KafkaBroker
+from sparkflow_testing.kafka.broker import KafkaBroker
 
 pytestmark = [pytest.mark.integration]
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from connector_base.testing.driver_process import DriverProcess, log_entries
-from connectors.testing.kafka_cluster import Gap, KafkaBroker
 from integration_tests.connectors.kafka.conftest import require
 from integration_tests.connectors.kafka.helpers import memory_query, stream, wait_rows
+from sparkflow_testing.kafka.broker import Gap, KafkaBroker
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 

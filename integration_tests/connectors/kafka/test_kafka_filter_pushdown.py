@@ -17,9 +17,9 @@ from pyspark.sql.datasource import EqualTo, GreaterThan, GreaterThanOrEqual, In,
 from connector_base.errors import InvalidOptionError
 from connectors.kafka.datasource import KafkaDataSource, kafka_schema
 from connectors.kafka.split import KafkaPartitionSplit
-from connectors.testing.kafka_cluster import Gap, KafkaBroker
 from integration_tests.connectors.kafka.conftest import require
 from integration_tests.connectors.kafka.helpers import reader
+from sparkflow_testing.kafka.broker import Gap, KafkaBroker
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(240)]
 

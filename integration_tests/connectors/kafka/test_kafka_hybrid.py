@@ -14,8 +14,8 @@ import pytest
 
 from connector_base import InvalidOptionError
 from connector_base.testing.driver_process import DriverProcess, log_entries
-from connectors.testing.kafka_cluster import KafkaBroker
 from integration_tests.connectors.kafka.hybrid_data import fill_topic, hybrid_options, write_history
+from sparkflow_testing.kafka.broker import KafkaBroker
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from connectors.testing.kafka_cluster import Gap, KafkaBroker
 from integration_tests.connectors.kafka.conftest import require
 from integration_tests.connectors.kafka.helpers import stream
+from sparkflow_testing.kafka.broker import Gap, KafkaBroker
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(240)]
 

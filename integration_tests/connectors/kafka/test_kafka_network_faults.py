@@ -19,10 +19,6 @@ from typing import Any
 
 import pytest
 
-from connectors.testing.fault_proxy import Direction, FaultProxy
-from connectors.testing.kafka_cluster import KafkaBroker
-from connectors.testing.maven import java_and_maven_available
-from connectors.testing.processes import free_port
 from integration_tests.connectors.network_faults import ResetsWhileReading, healthy
 from integration_tests.connectors.parquet_sink import (
     assert_exactly,
@@ -31,6 +27,10 @@ from integration_tests.connectors.parquet_sink import (
     to_parquet,
     wait_parquet,
 )
+from sparkflow_testing.kafka.broker import KafkaBroker
+from sparkflow_testing.maven import java_and_maven_available
+from sparkflow_testing.network.fault_proxy import Direction, FaultProxy
+from sparkflow_testing.processes import free_port
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
@@ -69,7 +69,7 @@ class ProxiedKafka:
 def kafka() -> Iterator[ProxiedKafka]:
     if not java_and_maven_available():
         pytest.skip("real Kafka needs java and mvn on the PATH (the proxy needs the broker's listeners)")
-    from connectors.testing.apache_kafka import start_apache_kafka
+    from sparkflow_testing.kafka.apache_kafka import start_apache_kafka
 
     proxy_port = free_port()
     broker = start_apache_kafka(proxy_port=proxy_port)

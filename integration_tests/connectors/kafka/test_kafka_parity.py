@@ -12,8 +12,6 @@ from typing import Any
 import pytest
 
 from connectors.kafka.migration import starting_offsets_from_checkpoint
-from connectors.testing.kafka_cluster import KafkaBroker
-from connectors.testing.processes import free_port
 from integration_tests.connectors.kafka.helpers import (
     memory_query,
     read_back,
@@ -22,6 +20,8 @@ from integration_tests.connectors.kafka.helpers import (
     values_of,
     wait_rows,
 )
+from sparkflow_testing.kafka.broker import KafkaBroker
+from sparkflow_testing.processes import free_port
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(240)]
 

@@ -13,8 +13,8 @@ from connectors.kafka.options import KafkaSourceOptions
 from connectors.kafka.record_emitter import arrow_schema
 from connectors.kafka.source import KafkaSource
 from connectors.kafka.split import KafkaPartitionSplit
-from connectors.testing.kafka_cluster import Gap, KafkaBroker
 from integration_tests.connectors.kafka.conftest import require
+from sparkflow_testing.kafka.broker import Gap, KafkaBroker
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 

@@ -1,6 +1,6 @@
 """Security end to end on real Apache Kafka: SASL PLAIN / SCRAM-SHA-256 / SCRAM-SHA-512 and TLS.
 
-One broker with a SASL_PLAINTEXT and an SSL listener (``connectors.testing.apache_kafka``) is
+One broker with a SASL_PLAINTEXT and an SSL listener (``sparkflow_testing.kafka.apache_kafka``) is
 started for this module only. Every mechanism writes, reads in a batch and reads in a stream with
 the options Spark users pass; a wrong password or an untrusted certificate fails within seconds
 naming the cause; and no secret reaches an error, a log, Spark's event log, the checkpoint or the
@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from connectors.testing.apache_kafka import KafkaSecurity, start_apache_kafka
-from connectors.testing.kafka_cluster import KafkaBroker
-from connectors.testing.maven import java_and_maven_available
 from integration_tests.connectors.kafka.helpers import FORMAT, memory_query, values_of
 from integration_tests.connectors.kafka.security import MECHANISMS, client_options
+from sparkflow_testing.kafka.apache_kafka import KafkaSecurity, start_apache_kafka
+from sparkflow_testing.kafka.broker import KafkaBroker
+from sparkflow_testing.maven import java_and_maven_available
 
 pytestmark = [
     pytest.mark.spark,

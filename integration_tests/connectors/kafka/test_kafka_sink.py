@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from connectors.testing.kafka_cluster import KafkaBroker
 from integration_tests.connectors.kafka.helpers import read_back, stream, values_of
+from sparkflow_testing.kafka.broker import KafkaBroker
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(240)]
 

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from connectors.testing.kafka_cluster import Gap, KafkaBroker
 from integration_tests.connectors.kafka.conftest import require
 from integration_tests.connectors.kafka.helpers import (
     batch_sizes,
@@ -20,6 +19,7 @@ from integration_tests.connectors.kafka.helpers import (
     values_of,
     wait_rows,
 )
+from sparkflow_testing.kafka.broker import Gap, KafkaBroker
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(240)]
 

@@ -3,7 +3,7 @@
 ``kinesis_endpoint`` runs each test on LocalStack (Testcontainers, only where a Docker engine
 answers), on a ``moto`` server, and on ``kinesalite`` when it is installed
 (``npm install --no-save --prefix .kinesalite kinesalite@3.3.3``). Set ``KINESIS_ENDPOINTS`` (comma
-separated kinds) to choose. The logic lives in :mod:`connectors.testing.kinesis_endpoint`.
+separated kinds) to choose. The logic lives in :mod:`sparkflow_testing.kinesis.endpoint`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from connectors.testing.kinesis_endpoint import KinesisEndpoint, available_endpoint_kinds, start_endpoint
+from sparkflow_testing.kinesis.endpoint import KinesisEndpoint, available_endpoint_kinds, start_endpoint
 
 
 def _kinds() -> list[str]:

@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from connectors.testing.kinesis_endpoint import KinesisEndpoint
+from sparkflow_testing.kinesis.endpoint import KinesisEndpoint
 
 
 def write(

@@ -10,9 +10,9 @@ import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 
 from connectors.kinesis import KinesisDataSource
-from connectors.testing.kinesis_endpoint import KinesisEndpoint, available_endpoint_kinds
 from integration_tests.connectors.kinesis.helpers import options, write
 from integration_tests.connectors.spark_batches import collect_batches
+from sparkflow_testing.kinesis.endpoint import KinesisEndpoint, available_endpoint_kinds
 
 
 @pytest.mark.timeout(300)

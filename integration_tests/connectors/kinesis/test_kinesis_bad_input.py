@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from connectors.testing.kinesis_endpoint import KinesisEndpoint, available_endpoint_kinds
 from integration_tests.connectors.kinesis.helpers import options, write
 from integration_tests.connectors.parquet_sink import run_available_now
+from sparkflow_testing.kinesis.endpoint import KinesisEndpoint, available_endpoint_kinds
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(300)]
 

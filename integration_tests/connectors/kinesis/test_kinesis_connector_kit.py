@@ -13,7 +13,7 @@ from connector_base.testing import SourceTestContext, SourceTestSuite
 from connectors.kinesis import KinesisOptions, KinesisSource
 from connectors.kinesis.positions import ShardPosition
 from connectors.kinesis.split import KinesisShardSplit
-from connectors.testing.kinesis_endpoint import Gap, KinesisEndpoint
+from sparkflow_testing.kinesis.endpoint import Gap, KinesisEndpoint
 
 SHARDS = 3
 PUT_BATCH = 25

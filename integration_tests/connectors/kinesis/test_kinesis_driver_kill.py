@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from connector_base.testing.driver_process import run_and_kill_after_first_commit
-from connectors.testing.kinesis_endpoint import KinesisEndpoint, available_endpoint_kinds
 from integration_tests.connectors.kinesis.helpers import options, write
+from sparkflow_testing.kinesis.endpoint import KinesisEndpoint, available_endpoint_kinds
 
 DRIVER = Path(__file__).resolve().parents[2] / "connector_base" / "kill_driver.py"
 RECORDS = 6000

@@ -24,8 +24,8 @@ from connectors.kinesis import KinesisOptions
 from connectors.kinesis.record_emitter import KinesisRecordEmitter
 from connectors.kinesis.source import KinesisSource, KinesisSourceReader
 from connectors.kinesis.split_reader import KinesisShardSplitReader
-from connectors.testing.kinesis_endpoint import KinesisEndpoint
 from integration_tests.connectors.kinesis.helpers import options
+from sparkflow_testing.kinesis.endpoint import KinesisEndpoint
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 

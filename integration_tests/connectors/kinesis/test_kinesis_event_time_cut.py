@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from connectors.testing.kinesis_endpoint import Gap, KinesisEndpoint
 from integration_tests.connectors.kinesis.helpers import keyed, options, wait_until, write
 from integration_tests.connectors.spark_batches import collect_batches, run_to_memory
+from sparkflow_testing.kinesis.endpoint import Gap, KinesisEndpoint
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 

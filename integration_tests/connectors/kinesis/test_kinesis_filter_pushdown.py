@@ -18,8 +18,8 @@ from pyspark.sql.datasource import EqualTo, GreaterThanOrEqual, In, LessThan
 from connectors.kinesis import KinesisDataSource
 from connectors.kinesis.datasource import schema_for
 from connectors.kinesis.split import KinesisShardSplit
-from connectors.testing.kinesis_endpoint import KinesisEndpoint, ThrottlingProxy
 from integration_tests.connectors.kinesis.helpers import options, write
+from sparkflow_testing.kinesis.endpoint import KinesisEndpoint, ThrottlingProxy
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(240)]
 

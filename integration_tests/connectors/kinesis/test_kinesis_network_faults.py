@@ -17,8 +17,6 @@ from typing import Any
 
 import pytest
 
-from connectors.testing.fault_proxy import Direction, FaultProxy
-from connectors.testing.kinesis_endpoint import KinesisEndpoint, start_kinesalite
 from integration_tests.connectors.kinesis.helpers import options, write
 from integration_tests.connectors.network_faults import ResetsWhileReading, healthy
 from integration_tests.connectors.parquet_sink import (
@@ -28,6 +26,8 @@ from integration_tests.connectors.parquet_sink import (
     to_parquet,
     wait_parquet,
 )
+from sparkflow_testing.kinesis.endpoint import KinesisEndpoint, start_kinesalite
+from sparkflow_testing.network.fault_proxy import Direction, FaultProxy
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 

@@ -18,8 +18,8 @@ from connectors.kinesis import (
     KinesisSplitPlanner,
     ShardPosition,
 )
-from connectors.testing.kinesis_endpoint import Gap, KinesisEndpoint, ThrottlingProxy
 from integration_tests.connectors.kinesis.helpers import keyed, options, wait_until, write
+from sparkflow_testing.kinesis.endpoint import Gap, KinesisEndpoint, ThrottlingProxy
 
 
 @pytest.mark.timeout(300)

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from connectors.testing.kinesis_endpoint import KinesisEndpoint, ThrottlingProxy
 from integration_tests.connectors.kinesis.helpers import keyed, options, wait_until
+from sparkflow_testing.kinesis.endpoint import KinesisEndpoint, ThrottlingProxy
 
 
 def _read_back(spark: Any, endpoint: KinesisEndpoint, stream: str) -> list[tuple[bytes, str]]:

@@ -1,10 +1,10 @@
 """Fixtures for Pravega-backed tests: one cluster per backend per session, started when first asked for.
 
-``pravega_cluster`` is the run's backend (:func:`connectors.testing.pravega_cluster.default_backend`:
+``pravega_cluster`` is the run's backend (:func:`sparkflow_testing.pravega.cluster.default_backend`:
 ``$PRAVEGA_BACKEND``, else the real standalone server where Java and Maven exist, else the emulator).
 ``any_pravega_cluster`` is parametrized over both backends, for the conformance and wire suites;
 with ``PRAVEGA_BACKEND`` set only that backend runs. The logic lives in
-:mod:`connectors.testing.pravega_cluster`.
+:mod:`sparkflow_testing.pravega.cluster`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from connectors.testing.pravega_cluster import BACKEND_ENV, Backend, PravegaCluster, default_backend
-from connectors.testing.pravega_cluster import pravega_cluster as _start_cluster
+from sparkflow_testing.pravega.cluster import BACKEND_ENV, Backend, PravegaCluster, default_backend
+from sparkflow_testing.pravega.cluster import pravega_cluster as _start_cluster
 
 BOTH_BACKENDS = (Backend.STANDALONE, Backend.EMULATOR)
 

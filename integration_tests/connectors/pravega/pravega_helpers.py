@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from connectors.testing.pravega_cluster import PravegaCluster, run_isolated, unique_name
+from sparkflow_testing.pravega.cluster import PravegaCluster, run_isolated, unique_name
 
 CLIENT_TIMEOUT_S = 120.0
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from connectors.testing.pravega_cluster import (
+from sparkflow_testing.pravega.cluster import (
     PravegaCluster,
     run_isolated,
     start_emulator,

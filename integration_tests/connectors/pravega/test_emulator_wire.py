@@ -24,10 +24,10 @@ from typing import Any
 import grpc
 import pytest
 
-from connectors.testing.pravega_cluster import BACKEND_ENV, Backend, EmulatorProcess
-from connectors.testing.pravega_emulator import wire_commands as wc
-from connectors.testing.pravega_emulator.proto import controller_pb2 as pb
-from connectors.testing.pravega_emulator.proto import controller_pb2_grpc as pb_grpc
+from connectors.pravega._proto import controller_pb2 as pb
+from sparkflow_testing.pravega.cluster import BACKEND_ENV, Backend, EmulatorProcess
+from sparkflow_testing.pravega.emulator import wire_commands as wc
+from sparkflow_testing.pravega.emulator.controller import ControllerStub
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60, method="signal")]
 
@@ -55,7 +55,7 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmulatorProce
 def _segment_store_port(controller_port: int, scope: str) -> int:
     channel = grpc.insecure_channel(f"127.0.0.1:{controller_port}")
     try:
-        stub = pb_grpc.ControllerServiceStub(channel)
+        stub = ControllerStub(channel)
         _stream(stub, scope, "probe")
         info = pb.StreamInfo(scope=scope, stream="probe")
         return int(stub.getURI(pb.SegmentId(streamInfo=info, segmentId=0)).port)
@@ -83,9 +83,9 @@ def server(request: pytest.FixtureRequest, pravega_clusters: Any) -> _Server:
 
 
 @pytest.fixture(scope="module")
-def controller(server: _Server) -> Iterator[pb_grpc.ControllerServiceStub]:
+def controller(server: _Server) -> Iterator[ControllerStub]:
     channel = grpc.insecure_channel(f"127.0.0.1:{server.ports['controller_port']}")
-    yield pb_grpc.ControllerServiceStub(channel)
+    yield ControllerStub(channel)
     channel.close()
 
 
@@ -122,7 +122,7 @@ class _Wire:
         self.sock.close()
 
 
-def _stream(controller: pb_grpc.ControllerServiceStub, scope: str, stream: str, segments: int = 1) -> None:
+def _stream(controller: ControllerStub, scope: str, stream: str, segments: int = 1) -> None:
     controller.createScope(pb.ScopeInfo(scope=scope))  # SCOPE_EXISTS after the first
     status = controller.createStream(
         pb.StreamConfig(
@@ -153,7 +153,7 @@ def test_appends_are_deduplicated_by_writer_event_number(server, controller) -> 
 def test_emulator_only_retransmitted_append_is_acknowledged_again(emulator) -> None:
     """The emulator acknowledges a retransmitted block again; Pravega 0.13 does not answer it."""
     channel = grpc.insecure_channel(f"127.0.0.1:{emulator.ports['controller_port']}")
-    _stream(pb_grpc.ControllerServiceStub(channel), "wireonly", "dedup")
+    _stream(ControllerStub(channel), "wireonly", "dedup")
     channel.close()
     segment = "wireonly/dedup/0.#epoch.0"
     conn = _Wire(emulator.ports["segment_store_port"])
@@ -200,7 +200,7 @@ def test_reads_at_the_tail_see_new_data(server, controller) -> None:
 def test_emulator_only_reads_at_the_tail_wait_a_bounded_time(emulator) -> None:
     """The emulator answers an at-tail read with no data after ``--tail-wait-ms``."""
     channel = grpc.insecure_channel(f"127.0.0.1:{emulator.ports['controller_port']}")
-    _stream(pb_grpc.ControllerServiceStub(channel), "wireonly", "tail")
+    _stream(ControllerStub(channel), "wireonly", "tail")
     channel.close()
     reader = _Wire(emulator.ports["segment_store_port"])
     started = time.monotonic()

@@ -8,7 +8,7 @@ from pravega_helpers import new_stream, read_options, write_events
 from connector_base.spark import ReadLimitOptions
 from connector_base.spark.backlog import BacklogOptions, BacklogSizing
 from connectors.pravega import PravegaSegmentPlanner, PravegaSegmentSplit, PravegaSourceOptions
-from connectors.testing.pravega_cluster import PravegaCluster
+from sparkflow_testing.pravega.cluster import PravegaCluster
 
 pytestmark = [pytest.mark.integration]
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pravega_helpers import collect_available_now, keyed_events, new_stream, read_options, write_events
 
-from connectors.testing.pravega_cluster import PravegaCluster
+from sparkflow_testing.pravega.cluster import PravegaCluster
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(300)]
 

@@ -13,7 +13,7 @@ from connector_base.testing import SourceTestContext, SourceTestSuite
 from connectors.pravega import PravegaSource, PravegaSourceOptions
 from connectors.pravega.split import OPEN_END, PravegaSegmentSplit
 from connectors.pravega.split_reader import FETCH_BYTES_CONFIG
-from connectors.testing.pravega_cluster import PravegaCluster
+from sparkflow_testing.pravega.cluster import PravegaCluster
 
 pytestmark = [pytest.mark.integration]
 __all__ = ["spark"]

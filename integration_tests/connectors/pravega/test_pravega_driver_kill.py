@@ -14,7 +14,7 @@ import pytest
 from pravega_helpers import keyed_events, new_stream, read_options, write_events
 
 from connector_base.testing.driver_process import run_and_kill_after_first_commit
-from connectors.testing.pravega_cluster import PravegaCluster
+from sparkflow_testing.pravega.cluster import PravegaCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 

@@ -24,7 +24,7 @@ from connectors.pravega.options import PravegaSourceOptions
 from connectors.pravega.reader_group_source import PravegaReaderGroupSource
 from connectors.pravega.source import PravegaSource
 from connectors.pravega.split_reader import FETCH_BYTES_CONFIG
-from connectors.testing.pravega_cluster import PravegaCluster, unique_name
+from sparkflow_testing.pravega.cluster import PravegaCluster, unique_name
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 

@@ -25,8 +25,8 @@ from connectors.pravega.event_time import EventTimeEncoding, EventTimeExtractor
 from connectors.pravega.options import PravegaSourceOptions
 from connectors.pravega.planner import PravegaSegmentPlanner
 from connectors.pravega.split import PravegaSegmentSplit
-from connectors.testing.pravega_cluster import PravegaCluster, unique_name
 from integration_tests.connectors.spark_batches import collect_batches, logged_offsets, run_to_memory
+from sparkflow_testing.pravega.cluster import PravegaCluster, unique_name
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 

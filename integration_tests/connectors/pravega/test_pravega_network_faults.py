@@ -23,9 +23,6 @@ from typing import Any
 import pytest
 from pravega_helpers import new_stream, spark, write_events  # noqa: F401  (spark: a fixture)
 
-from connectors.testing.fault_proxy import Direction, FaultProxy
-from connectors.testing.pravega_cluster import Backend, EmulatorProcess, PravegaCluster, default_backend
-from connectors.testing.processes import free_port
 from integration_tests.connectors.network_faults import ResetsWhileReading, healthy
 from integration_tests.connectors.parquet_sink import (
     assert_exactly,
@@ -34,6 +31,9 @@ from integration_tests.connectors.parquet_sink import (
     to_parquet,
     wait_parquet,
 )
+from sparkflow_testing.network.fault_proxy import Direction, FaultProxy
+from sparkflow_testing.pravega.cluster import Backend, EmulatorProcess, PravegaCluster, default_backend
+from sparkflow_testing.processes import free_port
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
@@ -73,7 +73,7 @@ class ProxiedPravega:
 def _server(work_dir: Path, store_port: int, published_port: int) -> Iterator[PravegaCluster]:
     backend = default_backend()
     if backend == Backend.STANDALONE:
-        from connectors.testing.pravega_standalone import PravegaStandalone
+        from sparkflow_testing.pravega.standalone import PravegaStandalone
 
         server = PravegaStandalone(work_dir, published_segment_store_port=published_port)
         server.segment_store_port = store_port

@@ -6,7 +6,7 @@ import pytest
 from pravega_helpers import new_stream, read_options, write_events
 
 from connectors.pravega import PravegaSegmentPlanner, PravegaSegmentSplit, PravegaSourceOptions
-from connectors.testing.pravega_cluster import PravegaCluster
+from sparkflow_testing.pravega.cluster import PravegaCluster
 
 pytestmark = [pytest.mark.integration]
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pravega_helpers import keyed_events, new_stream, read_options, run_stream, spark, wait_rows, write_events
 
-from connectors.testing.pravega_cluster import PravegaCluster
+from sparkflow_testing.pravega.cluster import PravegaCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 __all__ = ["spark"]

@@ -24,7 +24,7 @@ from connector_base.testing import SourceTestContext, SourceTestSuite
 from connectors.pravega.options import PravegaSourceOptions
 from connectors.pravega.reader_group_source import PravegaReaderGroupSource
 from connectors.pravega.split_reader import FETCH_BYTES_CONFIG
-from connectors.testing.pravega_cluster import PravegaCluster, run_isolated, unique_name
+from sparkflow_testing.pravega.cluster import PravegaCluster, run_isolated, unique_name
 
 pytestmark = [pytest.mark.integration]
 GOLDEN = Path(__file__).parents[3] / "unit_tests" / "connectors" / "pravega" / "golden"

@@ -17,7 +17,7 @@ from pravega_helpers import (
     write_events,
 )
 
-from connectors.testing.pravega_cluster import PravegaCluster
+from sparkflow_testing.pravega.cluster import PravegaCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 __all__ = ["spark"]

@@ -1,7 +1,7 @@
 """TLS and password authentication end to end, on a second, secured Pravega standalone.
 
 The module starts its own standalone server with TLS and authentication on (certificates and the
-password file made by :func:`connectors.testing.pravega_security.make_security`), writes through
+password file made by :func:`sparkflow_testing.pravega.security.make_security`), writes through
 the ``pravega`` sink and reads back through ``format("pravega")``; a wrong password and an untrusted
 certificate fail fast with a clear message that never carries the password.
 """
@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from pravega_helpers import spark
 
-from connectors.testing.pravega_cluster import unique_name
-from connectors.testing.pravega_security import make_security
-from connectors.testing.pravega_standalone import PravegaStandalone
+from sparkflow_testing.pravega.cluster import unique_name
+from sparkflow_testing.pravega.security import make_security
+from sparkflow_testing.pravega.standalone import PravegaStandalone
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 __all__ = ["spark"]

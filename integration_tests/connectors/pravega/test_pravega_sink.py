@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pravega_helpers import keyed_events, new_stream, read_options, spark, write_events
 
-from connectors.testing.pravega_cluster import PravegaCluster, unique_name
+from sparkflow_testing.pravega.cluster import PravegaCluster, unique_name
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 __all__ = ["spark"]
