@@ -72,7 +72,7 @@ class SplitEnumeratorContext(ABC, Generic[SplitT]):
         """Run ``action`` on the enumerator's thread (default: at once)."""
         action()
 
-    def set_is_processing_backlog(self, is_processing_backlog: bool) -> None:  # noqa: B027
+    def set_is_processing_backlog(self, is_processing_backlog: bool) -> None:
         """Say whether the source is catching up on a backlog (FLIP-309); call it again when that changes.
 
         While any source of a job reports backlog, the local runtime checkpoints every
@@ -110,8 +110,8 @@ class SplitEnumerator(ABC, Generic[SplitT, EnumStateT]):
     def snapshot_state(self, checkpoint_id: int) -> EnumStateT:
         """The enumerator's checkpoint: what it has discovered and not yet assigned, and what it has."""
 
-    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:  # noqa: B027
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """A checkpoint completed (optional)."""
 
-    def close(self) -> None:  # noqa: B027
+    def close(self) -> None:
         """Release resources."""

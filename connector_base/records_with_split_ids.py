@@ -7,6 +7,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Generic, TypeVar
 
+from typing_extensions import override
+
 __all__ = ["RecordsWithSplitIds", "RecordsBySplits"]
 
 _NO_REPORT: Mapping[str, bool] = MappingProxyType({})
@@ -43,7 +45,7 @@ class RecordsWithSplitIds(ABC, Generic[E]):
         """
         return _NO_REPORT
 
-    def recycle(self) -> None:  # noqa: B027
+    def recycle(self) -> None:
         """Called when the records were fully consumed (buffer reuse hook)."""
 
 
@@ -77,21 +79,25 @@ class RecordsBySplits(RecordsWithSplitIds[E]):
             self._caught_up = {}
         self._caught_up[split_id] = caught_up
 
-    def caught_up_status(self) -> Mapping[str, bool]:  # noqa: D102
+    @override
+    def caught_up_status(self) -> Mapping[str, bool]:
         return self._caught_up if self._caught_up is not None else _NO_REPORT
 
-    def next_split(self) -> str | None:  # noqa: D102
+    @override
+    def next_split(self) -> str | None:
         if self._iter is None:
             self._iter = iter([s for s, recs in self._by_split.items() if recs])
         self._current = next(self._iter, None)
         return self._current
 
-    def records_of_current_split(self) -> Iterable[E]:  # noqa: D102
+    @override
+    def records_of_current_split(self) -> Iterable[E]:
         if self._current is None:
             return ()
         return self._by_split[self._current]
 
-    def finished_splits(self) -> set[str]:  # noqa: D102
+    @override
+    def finished_splits(self) -> set[str]:
         return self._finished
 
     def __repr__(self) -> str:

@@ -15,6 +15,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
+from typing_extensions import override
+
 from connector_base.errors import SerializationError
 
 __all__ = [
@@ -101,13 +103,16 @@ class FunctionSerializer(VersionedSerializer[T]):
         self._from = from_json
 
     @property
-    def version(self) -> int:  # noqa: D102
+    @override
+    def version(self) -> int:
         return self._version
 
-    def to_json(self, value: T) -> Json:  # noqa: D102
+    @override
+    def to_json(self, value: T) -> Json:
         return self._to(value)
 
-    def from_json(self, version: int, data: Json) -> T:  # noqa: D102
+    @override
+    def from_json(self, version: int, data: Json) -> T:
         if version != self._version:
             raise self.unsupported(version)
         return self._from(data)
@@ -120,13 +125,16 @@ class ListSerializer(VersionedSerializer[list[T]]):
         self._element = element
 
     @property
-    def version(self) -> int:  # noqa: D102
+    @override
+    def version(self) -> int:
         return 1
 
-    def to_json(self, value: list[T]) -> Json:  # noqa: D102
+    @override
+    def to_json(self, value: list[T]) -> Json:
         return [self._element.serialize(v) for v in value]
 
-    def from_json(self, version: int, data: Json) -> list[T]:  # noqa: D102
+    @override
+    def from_json(self, version: int, data: Json) -> list[T]:
         match version:
             case 1:
                 return [self._element.deserialize(d) for d in data]

@@ -103,7 +103,7 @@ class SourceReader(ABC, Generic[T, SplitT]):
             "alignment of splits needs"
         )
 
-    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:  # noqa: B027
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """A checkpoint completed (optional)."""
 
     @abstractmethod

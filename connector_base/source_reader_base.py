@@ -268,7 +268,7 @@ class SourceReaderBase(SourceReader[T, SplitT], Generic[E, T, SplitT, SplitState
     def _to_split_type(self, split_id: str, state: SplitStateT) -> SplitT:
         """An immutable split that resumes where ``state`` stands."""
 
-    def _on_split_finished(self, finished: Mapping[str, SplitStateT]) -> None:  # noqa: B027
+    def _on_split_finished(self, finished: Mapping[str, SplitStateT]) -> None:
         """Splits reached their end (their records were all emitted)."""
 
 

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 import tomllib
+import zipfile
 from collections.abc import Iterator
 from importlib.metadata import distribution
 from pathlib import Path
@@ -37,6 +38,8 @@ ENVS = {"none": (), "kafka": ("kafka",), "kinesis": ("kinesis",), "pravega": ("p
 FORMAT_EXTRA = {"kafka-unified": "kafka", "kinesis-unified": "kinesis", "pravega": "pravega"}
 MODULES = sorted(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["py-modules"])
 """Every top-level module the wheel ships: the pyspark_* registrations and sparkflow_daemon."""
+NOT_SHIPPED_MODULES = ["sparkflow_testing", "demos", "connectors.testing", "connectors.demo"]
+"""The test infrastructure and the demos: none of them is importable from an installed wheel."""
 JSONL_ROWS = 3
 KAFKA_ROWS = 5
 SEQUENCE_ROWS = 2 * 1000
@@ -63,11 +66,14 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             shutil.copy2(ROOT / name, src / name)
     for module in MODULES:
         shutil.copy2(ROOT / f"{module}.py", src / f"{module}.py")
-    out = tmp_path_factory.mktemp("wheel")
+    return _build_wheel(src, tmp_path_factory.mktemp("wheel"), "sparkflow_connectors")
+
+
+def _build_wheel(src: Path, out: Path, name: str) -> Path:
     build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out)]
     proc = _run([*build, str(src)], cwd=src)
     assert proc.returncode == 0, proc.stderr
-    (found,) = out.glob("sparkflow_connectors-*.whl")
+    (found,) = out.glob(f"{name}-*.whl")
     return found
 
 
@@ -202,14 +208,56 @@ def test_installed_wheel_registers_every_format(
             assert "Invalid value" in error, f"{fmt} in venv [{env_name}]: {error}"
             assert "DATA_SOURCE_NOT_FOUND" not in error and hint not in error, error
 
+    # the test infrastructure is not in the wheel: no launcher, no emulator, whatever the extras
     emulator = _run([str(python), "-m", "sparkflow_testing.pravega.emulator", "--help"], cwd=work)
-    if "pravega" in extras:
-        assert emulator.returncode == 0, emulator.stderr
-    else:
-        assert emulator.returncode != 0, emulator.stdout
-        assert "sparkflow-connectors[pravega]" in emulator.stderr, emulator.stderr
+    assert emulator.returncode != 0, emulator.stdout
+    assert "No module named 'sparkflow_testing'" in emulator.stderr, emulator.stderr
+    probe = "import importlib.util as u; print([n for n in NAMES if u.find_spec(n) is not None])"
+    found = _run([str(python), "-c", probe.replace("NAMES", repr(NOT_SHIPPED_MODULES))], cwd=work)
+    assert found.returncode == 0 and found.stdout.strip() == "[]", found.stdout + found.stderr
     spark_s = time.monotonic() - prepared
     print(f"venv [{env_name}]: {prepared - started:.1f}s to install, {spark_s:.1f}s in Spark")
+
+
+def test_the_wheel_ships_no_broker_launcher_emulator_or_demo(wheel: Path) -> None:
+    """The connectors' wheel holds the product only; the test infrastructure is ``sparkflow-testing``."""
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert tops == {"connector_base", "connectors", *(f"{m}.py" for m in MODULES)}, tops
+    infrastructure = [
+        n
+        for n in names
+        if any(part in n for part in ("emulator", "apache_kafka", "kinesalite", "noida", "tansu", "demo"))
+        or (n.startswith("connectors/") and "/testing/" in n)
+    ]
+    assert infrastructure == [], infrastructure
+    assert "connector_base/testing/source_test_suite.py" in names  # the connector test kit stays
+    assert "connectors/pravega/_proto/controller_pb2.py" in names
+
+
+def test_the_testing_distribution_ships_the_launchers(tmp_path: Path) -> None:
+    """``sparkflow-testing`` builds from ``testing/`` with every launcher, and needs the connectors."""
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "testing", src, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    archive = zipfile.ZipFile(_build_wheel(src, tmp_path, "sparkflow_testing"))
+    names = set(archive.namelist())
+    for module in (
+        "kafka/apache_kafka.py",
+        "kafka/stand_ins.py",
+        "pravega/standalone.py",
+        "pravega/emulator/server.py",
+        "kinesis/endpoint.py",
+        "registry/__init__.py",
+        "spark/cluster.py",
+        "network/fault_proxy.py",
+        "services/redis_server.py",
+        "maven.py",
+        "processes.py",
+    ):
+        assert f"sparkflow_testing/{module}" in names, module
+    (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+    requires = [line for line in archive.read(metadata).decode().splitlines() if "Requires-Dist" in line]
+    assert any("sparkflow-connectors[" in line for line in requires), requires
 
 
 def test_every_registration_module_is_in_py_modules() -> None:

@@ -36,7 +36,7 @@ class AsyncFunction(ABC, Generic[IN, OUT]):
     succeeded may be called again (see ``current_idempotency_key``).
     """
 
-    async def open(self) -> None:  # noqa: B027 - optional hook, empty by design
+    async def open(self) -> None:
         """Create clients; runs on the worker's event loop before the first element."""
 
     @abstractmethod
@@ -53,7 +53,7 @@ class AsyncFunction(ABC, Generic[IN, OUT]):
         """
         raise AsyncTimeoutError(f"async_invoke did not complete within the timeout for {value!r}")
 
-    async def close(self) -> None:  # noqa: B027 - optional hook, empty by design
+    async def close(self) -> None:
         """Close clients; runs on the worker's event loop after the last element of the task."""
 
 

@@ -167,7 +167,7 @@ class SplitFetcher(Generic[SplitT]):
                 if not done and task is not self._fetch_task:
                     with self._cond:
                         self._tasks.appendleft(task)
-        except BaseException as e:  # noqa: BLE001 - every failure must reach the task thread
+        except BaseException as e:  # every failure must reach the task thread
             LOG.debug("split fetcher %d failed", self.fetcher_id, exc_info=True)
             self._on_error(e)
         finally:

@@ -8,6 +8,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
+from typing_extensions import override
+
 from connector_base.errors import ReaderFailedError
 from connector_base.fetcher.split_fetcher import SplitFetcher
 from connector_base.records_with_split_ids import RecordsWithSplitIds
@@ -116,7 +118,8 @@ class SplitFetcherManager(ABC, Generic[SplitT]):
 class SingleThreadFetcherManager(SplitFetcherManager[SplitT]):
     """One fetcher thread reads every split (a split reader that multiplexes, like Kafka's)."""
 
-    def add_splits(self, splits: Sequence[SplitT]) -> None:  # noqa: D102
+    @override
+    def add_splits(self, splits: Sequence[SplitT]) -> None:
         fetcher = next(iter(self._fetchers.values()), None)
         if fetcher is None:
             fetcher = self._create_fetcher()
@@ -137,7 +140,8 @@ class MultiThreadFetcherManager(SplitFetcherManager[SplitT]):
         super().__init__(split_reader_factory, queue)
         self._num_fetchers = num_fetchers
 
-    def add_splits(self, splits: Sequence[SplitT]) -> None:  # noqa: D102
+    @override
+    def add_splits(self, splits: Sequence[SplitT]) -> None:
         for split in splits:
             if len(self._fetchers) < self._num_fetchers:
                 target = self._create_fetcher()

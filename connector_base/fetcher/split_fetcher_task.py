@@ -7,6 +7,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
+from typing_extensions import override
+
 from connector_base.errors import UnsupportedOperationError
 from connector_base.records_with_split_ids import RecordsWithSplitIds
 from connector_base.split import SourceSplit
@@ -27,7 +29,7 @@ class SplitFetcherTask(ABC):
     def run(self) -> bool:
         """Run (may block); ``True`` when done, ``False`` when interrupted and to be run again."""
 
-    def wake_up(self) -> None:  # noqa: B027
+    def wake_up(self) -> None:
         """Interrupt ``run`` from another thread."""
 
 
@@ -51,7 +53,8 @@ class FetchTask(SplitFetcherTask, Generic[SplitT]):
         self._wake_up_put = wake_up_put
         self._pending: RecordsWithSplitIds[Any] | None = None
 
-    def run(self) -> bool:  # noqa: D102
+    @override
+    def run(self) -> bool:
         # a fetch cut short by wake_up still returns real records: they are handed off, and the
         # fetcher then runs the task that caused the wake-up before fetching again
         if self._pending is None:
@@ -65,7 +68,8 @@ class FetchTask(SplitFetcherTask, Generic[SplitT]):
             return True
         return False
 
-    def wake_up(self) -> None:  # noqa: D102
+    @override
+    def wake_up(self) -> None:
         self._reader.wake_up()
         self._wake_up_put()
 
@@ -83,7 +87,8 @@ class AddSplitsTask(SplitFetcherTask, Generic[SplitT]):
         self._splits = list(splits)
         self._assigned = assigned
 
-    def run(self) -> bool:  # noqa: D102
+    @override
+    def run(self) -> bool:
         for s in self._splits:
             self._assigned[s.split_id] = s
         self._reader.handle_splits_changes(SplitsAddition(self._splits))
@@ -105,7 +110,8 @@ class RemoveSplitsTask(SplitFetcherTask, Generic[SplitT]):
         self._assigned = assigned
         self._paused = paused if paused is not None else set()
 
-    def run(self) -> bool:  # noqa: D102
+    @override
+    def run(self) -> bool:
         for s in self._splits:
             self._assigned.pop(s.split_id, None)
             self._paused.discard(s.split_id)
@@ -137,7 +143,8 @@ class PauseOrResumeSplitsTask(SplitFetcherTask, Generic[SplitT]):
         self._paused = paused
         self._allow_unaligned = allow_unaligned
 
-    def run(self) -> bool:  # noqa: D102
+    @override
+    def run(self) -> bool:
         pause = [s for s in self._pause if s.split_id in self._assigned]
         resume = [s for s in self._resume if s.split_id in self._assigned]
         if not pause and not resume:

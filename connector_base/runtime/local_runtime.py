@@ -234,7 +234,7 @@ class _ReaderThread(Generic[T, SplitT]):
                             fut.result(timeout=0.01)
                         except Exception:
                             pass
-        except BaseException as e:  # noqa: BLE001 - reported to the caller
+        except BaseException as e:  # reported to the caller
             LOG.warning("reader %d failed: %s", self.subtask, e)
             self.error = e
             self.finished.set()
@@ -335,7 +335,7 @@ class LocalRuntime(Generic[T, SplitT, EnumStateT]):
                     self._registered.add(i)
                     self._enumerator.add_reader(i)
                 started.set_result(None)
-            except BaseException as e:  # noqa: BLE001
+            except BaseException as e:  # handed to the caller's future
                 started.set_exception(e)
 
         self._events.put(init)
@@ -389,7 +389,7 @@ class LocalRuntime(Generic[T, SplitT, EnumStateT]):
                     heapq.heappop(self._timers).action()
                 if self._enumerator is not None and self._scheduler.is_due():
                     self._take_checkpoint(60.0)
-            except BaseException as e:  # noqa: BLE001 - surfaced by wait_* and checkpoint
+            except BaseException as e:  # surfaced by wait_* and checkpoint
                 LOG.warning("coordinator failed: %s", e)
                 self._error = e
 
@@ -473,7 +473,7 @@ class LocalRuntime(Generic[T, SplitT, EnumStateT]):
         def run() -> None:
             try:
                 fut.set_result(fn())
-            except BaseException as e:  # noqa: BLE001
+            except BaseException as e:  # handed to the caller's future
                 fut.set_exception(e)
 
         self._events.put(run)

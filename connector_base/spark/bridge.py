@@ -367,7 +367,8 @@ class _BridgeBatchReader(DataSourceReader):
         self._schema = schema
         self._pushed: list[ColumnFilter] = []
 
-    def partitions(self) -> Sequence[InputPartition]:  # noqa: D102
+    @override
+    def partitions(self) -> Sequence[InputPartition]:
         source = self._ds.create_source(self._schema, streaming=False)
         planner = self._ds.create_planner(source)
         if self._pushed:
@@ -394,7 +395,8 @@ class _BridgeBatchReader(DataSourceReader):
         finally:
             plan.close()
 
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # noqa: D102
+    @override
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, SplitsPartition):  # Spark reads one empty partition of an empty plan
             return
         yield from _read_partition(self._ds, self._schema, False, partition)
@@ -470,7 +472,8 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return offset
 
     # --- Spark API ----------------------------------------------------------------------------
-    def initialOffset(self) -> dict[str, Any]:  # noqa: D102
+    @override
+    def initialOffset(self) -> dict[str, Any]:
         if self._initial is None:
             plan = self._new_plan()
             plan.start_fresh()
@@ -478,14 +481,17 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._initial = plan.offset().to_json(plan.source.split_serializer)
         return self._remember(self._initial)
 
-    def getDefaultReadLimit(self) -> Any:  # noqa: D102
+    @override
+    def getDefaultReadLimit(self) -> Any:
         return default_read_limit(self._ds)  # the larger of the normal and backlog.* maxima
 
-    def prepareForTriggerAvailableNow(self) -> None:  # noqa: D102
+    @override
+    def prepareForTriggerAvailableNow(self) -> None:
         self._available_now = True
 
     @bulk_gc  # per-split objects in bulk: see gc_tuning
-    def latestOffset(self, start: dict[str, Any], limit: Any) -> dict[str, Any]:  # noqa: D102
+    @override
+    def latestOffset(self, start: dict[str, Any], limit: Any) -> dict[str, Any]:
         plan = self._plan_for(start)
         planner = plan.planner
         serializer = plan.source.split_serializer
@@ -558,14 +564,16 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         waited_ms = (time.monotonic() - self._last_progress) * 1000
         return delay is not None and waited_ms >= delay and total > 0
 
-    def reportLatestOffset(self) -> dict[str, Any] | None:  # noqa: D102
+    @override
+    def reportLatestOffset(self) -> dict[str, Any] | None:
         report = self._sizing.report(self._plan) if self._sizing else self._latest_report
         if self._cut is not None and report is not None:
             report = {**report, "eventTime": self._cut.report()}
         return report
 
     @bulk_gc
-    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:  # noqa: D102
+    @override
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
         if self._plan is None:
             self._new_plan()
         assert self._plan is not None
@@ -580,12 +588,14 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 ranges.append((entry.split, begin, entry.pos))
         return _pack(plan.planner, plan.source, ranges, planning_parallelism(self._ds))
 
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # noqa: D102
+    @override
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, SplitsPartition):
             return
         yield from _read_partition(self._ds, self._schema, True, partition)
 
-    def commit(self, end: dict[str, Any]) -> None:  # noqa: D102
+    @override
+    def commit(self, end: dict[str, Any]) -> None:
         if self._plan is None:
             return
         e = BridgeOffset.from_json(end, self._plan.source.split_serializer)
@@ -593,7 +603,8 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._plan.enumerator is not None:
             self._plan.enumerator.notify_checkpoint_complete(self._plan.checkpoint_id)
 
-    def stop(self) -> None:  # noqa: D102
+    @override
+    def stop(self) -> None:
         if self._plan is not None:
             self._plan.close()
             self._plan = None

@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from typing_extensions import override
+
 from connector_base.enumerator import ReaderInfo, SplitEnumeratorContext
 from connector_base.split import SourceSplit
 
@@ -46,17 +48,21 @@ class DriverEnumeratorContext(SplitEnumeratorContext[SplitT]):
         self._calls: list[_ScheduledCall] = []
         self._processing_backlog = False
 
-    def current_parallelism(self) -> int:  # noqa: D102
+    @override
+    def current_parallelism(self) -> int:
         return 1
 
-    def registered_readers(self) -> Mapping[int, ReaderInfo]:  # noqa: D102
+    @override
+    def registered_readers(self) -> Mapping[int, ReaderInfo]:
         return {DRIVER_SUBTASK: ReaderInfo(DRIVER_SUBTASK, "spark-driver")}
 
-    def assign_splits(self, assignment: Mapping[int, Sequence[SplitT]]) -> None:  # noqa: D102
+    @override
+    def assign_splits(self, assignment: Mapping[int, Sequence[SplitT]]) -> None:
         for splits in assignment.values():
             self._assigned.extend(splits)
 
-    def signal_no_more_splits(self, subtask_id: int) -> None:  # noqa: D102
+    @override
+    def signal_no_more_splits(self, subtask_id: int) -> None:
         self._no_more_splits = True
 
     @property
@@ -64,7 +70,8 @@ class DriverEnumeratorContext(SplitEnumeratorContext[SplitT]):
         """Whether the enumerator said no more splits will come."""
         return self._no_more_splits
 
-    def set_is_processing_backlog(self, is_processing_backlog: bool) -> None:  # noqa: D102
+    @override
+    def set_is_processing_backlog(self, is_processing_backlog: bool) -> None:
         if is_processing_backlog != self._processing_backlog:
             LOG.info("the enumerator reports %s", "backlog" if is_processing_backlog else "no backlog")
         self._processing_backlog = is_processing_backlog
@@ -74,7 +81,8 @@ class DriverEnumeratorContext(SplitEnumeratorContext[SplitT]):
         """What the enumerator last said through ``set_is_processing_backlog`` (False until it does)."""
         return self._processing_backlog
 
-    def call_async(  # noqa: D102
+    @override
+    def call_async(
         self,
         callable_: Callable[[], Any],
         handler: Callable[[Any, BaseException | None], None],

@@ -61,13 +61,19 @@ class EventTimeLookup(Protocol[SplitT_contra]):
     """Answers a planner's event-time lookups (``SplitPlanner.event_time_lookup``); the methods
     mean what ``SplitPlanner``'s methods of the same names mean."""
 
-    def positions_at_time(  # noqa: D102
+    def positions_at_time(
         self, ranges: Mapping[str, tuple[SplitT_contra, Position, Position]], t_ms: int
-    ) -> dict[str, Position]: ...
+    ) -> dict[str, Position]:
+        """As :meth:`SplitPlanner.positions_at_time`."""
+        ...
 
-    def times_at(self, positions: Mapping[str, tuple[SplitT_contra, Position]]) -> dict[str, int | None]: ...  # noqa: D102
+    def times_at(self, positions: Mapping[str, tuple[SplitT_contra, Position]]) -> dict[str, int | None]:
+        """As :meth:`SplitPlanner.times_at`."""
+        ...
 
-    def head_times(self, ends: Mapping[str, tuple[SplitT_contra, Position]]) -> dict[str, int | None]: ...  # noqa: D102
+    def head_times(self, ends: Mapping[str, tuple[SplitT_contra, Position]]) -> dict[str, int | None]:
+        """As :meth:`SplitPlanner.head_times`."""
+        ...
 
 
 class SplitPlanner(ABC, Generic[SplitT]):
@@ -77,10 +83,10 @@ class SplitPlanner(ABC, Generic[SplitT]):
     client, a gRPC channel) between calls, created in ``open`` and released in ``close``.
     """
 
-    def open(self) -> None:  # noqa: B027
+    def open(self) -> None:
         """Create clients (called once before the first call)."""
 
-    def close(self) -> None:  # noqa: B027
+    def close(self) -> None:
         """Release clients."""
 
     @abstractmethod
@@ -129,10 +135,10 @@ class SplitPlanner(ABC, Generic[SplitT]):
     def range_splits(self, split: SplitT, start: Position, end: Position) -> list[SplitT]:
         """Splits that executors read to get exactly ``[start, end)`` (several for parallelism)."""
 
-    def on_commit(self, positions: Mapping[str, tuple[SplitT, Position]]) -> None:  # noqa: B027
+    def on_commit(self, positions: Mapping[str, tuple[SplitT, Position]]) -> None:
         """Spark committed a micro-batch that ended at ``positions`` (for example commit a group)."""
 
-    def push_filters(self, filters: Sequence[ColumnFilter]) -> None:  # noqa: B027
+    def push_filters(self, filters: Sequence[ColumnFilter]) -> None:
         """Batch reads only: the filters the data source's ``filter_support`` accepted, given
         before ``start_position`` / ``end_positions``, to plan narrower ranges (see filters.py)."""
 
@@ -169,7 +175,7 @@ class SplitPlanner(ABC, Generic[SplitT]):
             raise ConnectorError(f"{type(self).__name__} cannot look up {what}")
         return lookup
 
-    def note_split_times(self, times: Mapping[str, tuple[SplitT, Position, int]]) -> None:  # noqa: B027
+    def note_split_times(self, times: Mapping[str, tuple[SplitT, Position, int]]) -> None:
         """For each ``split_id -> (split, position, t_ms)`` of the start offset: every record before
         ``position`` has an event time ``< t_ms``. Called before the batch's event-time lookups.
 
@@ -179,7 +185,7 @@ class SplitPlanner(ABC, Generic[SplitT]):
         split already read to its end would otherwise have no head and not hold the cut back.
         """
 
-    def use_read_limits(self, limits: ReadLimitOptions | None) -> None:  # noqa: B027
+    def use_read_limits(self, limits: ReadLimitOptions | None) -> None:
         """The limits this trigger may plan with, given before its first ``backlog`` call: Spark's
         limit merged with the source's maxima, raised to the ``backlog.*`` ones (backlog.py) that a
         catching-up batch takes and the backlog decision counts up to; ``None``: all available.

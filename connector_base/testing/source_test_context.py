@@ -85,5 +85,5 @@ class SourceTestContext(ABC):
         """The comparison key of a record emitted by a reader or a Spark row (default: its tuple)."""
         return tuple(record)
 
-    def close(self) -> None:  # noqa: B027
+    def close(self) -> None:
         """Release what the context created."""

@@ -312,7 +312,7 @@ class SourceTestSuite:
             pytest.skip("the context lists no invalid options")
         for options, fragment in cases:
             with pytest.raises(Exception) as info:
-                spark.read.format(source_context.spark_format).options(**options).load().schema  # noqa: B018
+                spark.read.format(source_context.spark_format).options(**options).load().schema  # noqa: B018 - reading the schema is what must raise
             assert fragment in str(info.value), (
                 f"{options}: expected {fragment!r} in: {str(info.value)[:500]}"
             )

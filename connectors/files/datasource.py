@@ -53,31 +53,35 @@ class FilesDataSource(SourceDataSource):
         check_path(self._options().path)
 
     @classmethod
-    def name(cls) -> str:  # noqa: D102
+    @override
+    def name(cls) -> str:
         return "files-unified"
 
     def _options(self) -> FileSourceOptions:
         return FileSourceOptions.parse(self.options)
 
-    def default_schema(self) -> StructType:  # noqa: D102
+    @override
+    def default_schema(self) -> StructType:
         options = self._options()
         check_path(options.path)
         return infer_schema(options)
 
-    def create_source(self, schema: StructType, streaming: bool) -> FileSource:  # noqa: D102
+    @override
+    def create_source(self, schema: StructType, streaming: bool) -> FileSource:
         options = self._options()
         check_path(options.path)
         partitions = partition_names(options.path) if options.recursive else ()
         _check_schema(schema, options, partitions)
         return FileSource(options, ReadSchema.of(to_arrow_schema(schema), options, partitions))
 
-    def create_planner(self, source: FileSource) -> SplitPlanner[object]:  # type: ignore[override]  # noqa: D102
+    @override
+    def create_planner(self, source: FileSource) -> SplitPlanner[object]:  # type: ignore[override]
         event_time = self.event_time_options()
         column = event_time.column if event_time.cut else None
         return FilePlanner(source.options, source.schema, column)  # type: ignore[return-value]
 
     @override
-    def filter_support(self, column_filter: ColumnFilter) -> FilterSupport:  # noqa: D102
+    def filter_support(self, column_filter: ColumnFilter) -> FilterSupport:
         return files_filter_support(column_filter)
 
     @override
@@ -92,5 +96,6 @@ class FilesDataSource(SourceDataSource):
             return "off, or set eventTime.column to the files' event-time column (timestamp or epoch-ms long)"
         return None
 
-    def read_limit_options(self) -> ReadLimitOptions:  # noqa: D102
+    @override
+    def read_limit_options(self) -> ReadLimitOptions:
         return self._options().read_limits()

@@ -11,6 +11,8 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from typing_extensions import override
+
 from connector_base import (
     ConnectorError,
     InvalidOptionError,
@@ -54,17 +56,20 @@ class FileEnumeratorStateSerializer(VersionedSerializer[FileEnumeratorState]):
     _splits = FileSourceSplitSerializer()
 
     @property
-    def version(self) -> int:  # noqa: D102
+    @override
+    def version(self) -> int:
         return 2
 
-    def to_json(self, value: FileEnumeratorState) -> Json:  # noqa: D102
+    @override
+    def to_json(self, value: FileEnumeratorState) -> Json:
         return {
             "processed": {p: value.mtimes.get(p) for p in sorted(value.processed)},
             "pending": [self._splits.serialize(s) for s in value.pending],
             "ageFloorMs": value.age_floor_ms,
         }
 
-    def from_json(self, version: int, data: Json) -> FileEnumeratorState:  # noqa: D102
+    @override
+    def from_json(self, version: int, data: Json) -> FileEnumeratorState:
         pending = [self._splits.deserialize(s) for s in data["pending"]]
         match version:
             case 1:  # processed paths only: no modification times, no age floor
@@ -148,7 +153,8 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
         self._warned_empty = False
         self._awaiting: list[int] = []
 
-    def start(self) -> None:  # noqa: D102
+    @override
+    def start(self) -> None:
         if self._continuous:
             self._context.call_async(self._discover, self._on_discovered, 0.0, self._interval_s)
         elif not self._listed:
@@ -259,10 +265,12 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
         elif subtask not in self._awaiting:
             self._awaiting.append(subtask)
 
-    def handle_split_request(self, subtask_id: int, requester_hostname: str | None = None) -> None:  # noqa: D102
+    @override
+    def handle_split_request(self, subtask_id: int, requester_hostname: str | None = None) -> None:
         self._serve(subtask_id)
 
-    def add_splits_back(self, splits: Sequence[FileSourceSplit], subtask_id: int) -> None:  # noqa: D102
+    @override
+    def add_splits_back(self, splits: Sequence[FileSourceSplit], subtask_id: int) -> None:
         self._pending[:0] = list(splits)
         for split in splits:
             self._pending_paths.add(split.path)
@@ -270,10 +278,12 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
         self._serve_awaiting()
         self._backlog.update(len(self._pending))
 
-    def add_reader(self, subtask_id: int) -> None:  # noqa: D102
+    @override
+    def add_reader(self, subtask_id: int) -> None:
         """Pull-based: a new reader gets splits when it asks."""
 
-    def snapshot_state(self, checkpoint_id: int) -> FileEnumeratorState:  # noqa: D102
+    @override
+    def snapshot_state(self, checkpoint_id: int) -> FileEnumeratorState:
         processed = sorted(p for p in self._processed if p not in self._pending_paths)
         mtimes = {p: m for p in processed if (m := self._processed[p]) is not None}
         return FileEnumeratorState(processed, list(self._pending), mtimes, self._age_floor_ms)

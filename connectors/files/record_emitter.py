@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from typing_extensions import override
+
 from connector_base import BatchEmitter
 from connector_base.source_output import SourceOutput
 from connectors.files.split import FileSourceSplitState
@@ -18,7 +20,8 @@ class FileRecordEmitter(BatchEmitter[FileChunk, Any, FileSourceSplitState]):
     the strategy's timestamp assigner (``ColumnTimestampAssigner`` over a column of the table).
     """
 
-    def emit_record(  # noqa: D102
+    @override
+    def emit_record(
         self, element: FileChunk, output: SourceOutput[Any], split_state: FileSourceSplitState
     ) -> None:
         table, position = element
@@ -27,7 +30,8 @@ class FileRecordEmitter(BatchEmitter[FileChunk, Any, FileSourceSplitState]):
         if position is not None:
             split_state.position = position
 
-    def emit_records(  # noqa: D102
+    @override
+    def emit_records(
         self, elements: Iterable[FileChunk], output: SourceOutput[Any], split_state: FileSourceSplitState
     ) -> None:
         for element in elements:

@@ -71,7 +71,8 @@ class FileSource(Source[Any, FileSourceSplit, FileEnumeratorState]):
         self.schema = schema
 
     @property
-    def boundedness(self) -> Boundedness:  # noqa: D102
+    @override
+    def boundedness(self) -> Boundedness:
         return Boundedness.CONTINUOUS_UNBOUNDED if self.options.continuous else Boundedness.BOUNDED
 
     def _enumerator(
@@ -89,28 +90,34 @@ class FileSource(Source[Any, FileSourceSplit, FileEnumeratorState]):
             retention=FileRetention(self.options.file_age_limit_ms, self.options.latest_first),
         )
 
-    def create_enumerator(self, context: SplitEnumeratorContext[FileSourceSplit]) -> FileSplitEnumerator:  # noqa: D102
+    @override
+    def create_enumerator(self, context: SplitEnumeratorContext[FileSourceSplit]) -> FileSplitEnumerator:
         return self._enumerator(context, None)
 
-    def restore_enumerator(  # noqa: D102
+    @override
+    def restore_enumerator(
         self, context: SplitEnumeratorContext[FileSourceSplit], checkpoint: FileEnumeratorState
     ) -> FileSplitEnumerator:
         return self._enumerator(context, checkpoint)
 
-    def create_reader(self, context: SourceReaderContext) -> FileSourceReader:  # noqa: D102
+    @override
+    def create_reader(self, context: SourceReaderContext) -> FileSourceReader:
         options, schema = self.options, self.schema
         chunk = int(context.config.get(CHUNK_BYTES_CONFIG, CHUNK_BYTES))
         return FileSourceReader(lambda: FileSplitReader(options, schema, chunk), FileRecordEmitter(), context)
 
     @property
-    def split_serializer(self) -> VersionedSerializer[FileSourceSplit]:  # noqa: D102
+    @override
+    def split_serializer(self) -> VersionedSerializer[FileSourceSplit]:
         return FileSourceSplitSerializer()
 
     @property
-    def enumerator_checkpoint_serializer(self) -> VersionedSerializer[FileEnumeratorState]:  # noqa: D102
+    @override
+    def enumerator_checkpoint_serializer(self) -> VersionedSerializer[FileEnumeratorState]:
         return FileEnumeratorStateSerializer()
 
-    def describe(self) -> dict[str, Any]:  # noqa: D102
+    @override
+    def describe(self) -> dict[str, Any]:
         return {
             "source": "files-unified",
             "path": self.options.path,
@@ -144,7 +151,8 @@ class FilePlanner(SplitPlanner[FileSourceSplit]):
         recorded = [*enumerator_state.processed, *(s.path for s in enumerator_state.pending)]
         return check_files_restore(self.options.path, [*recorded, *(s.path for s in splits.values())])
 
-    def start_position(self, split: FileSourceSplit) -> Position:  # noqa: D102
+    @override
+    def start_position(self, split: FileSourceSplit) -> Position:
         return split.start_position
 
     @override
@@ -159,7 +167,8 @@ class FilePlanner(SplitPlanner[FileSourceSplit]):
         if self.schema is not None:
             self._filters = FileFilters(filters, self.schema)
 
-    def end_positions(self, splits: Mapping[str, tuple[FileSourceSplit, Position]]) -> dict[str, Position]:  # noqa: D102
+    @override
+    def end_positions(self, splits: Mapping[str, tuple[FileSourceSplit, Position]]) -> dict[str, Position]:
         f = self._filters
         if f is None:
             return {sid: split.end for sid, (split, _pos) in splits.items()}
@@ -174,7 +183,8 @@ class FilePlanner(SplitPlanner[FileSourceSplit]):
     def _row_group_bytes(split: FileSourceSplit) -> float:
         return split.file_size / split.length if split.length else 0.0
 
-    def backlog(self, split: FileSourceSplit, start: Position, end: Position) -> Backlog:  # noqa: D102
+    @override
+    def backlog(self, split: FileSourceSplit, start: Position, end: Position) -> Backlog:
         n = max(0, int(end) - int(start))
         match split.kind:
             case SplitKind.LINES:
@@ -184,7 +194,8 @@ class FilePlanner(SplitPlanner[FileSourceSplit]):
             case _:
                 return Backlog(bytes=int(n * self._row_group_bytes(split)) if n else 0)
 
-    def cut(  # noqa: D102
+    @override
+    def cut(
         self,
         split: FileSourceSplit,
         start: Position,
@@ -207,10 +218,12 @@ class FilePlanner(SplitPlanner[FileSourceSplit]):
                 per = self._row_group_bytes(split)
                 return min(e, s + (max(1, int(max_bytes // per)) if per else e - s))
 
-    def is_finished(self, split: FileSourceSplit, position: Position) -> bool:  # noqa: D102
+    @override
+    def is_finished(self, split: FileSourceSplit, position: Position) -> bool:
         return int(position) >= split.end
 
-    def range_splits(self, split: FileSourceSplit, start: Position, end: Position) -> list[FileSourceSplit]:  # noqa: D102
+    @override
+    def range_splits(self, split: FileSourceSplit, start: Position, end: Position) -> list[FileSourceSplit]:
         s, e = int(start), int(end)
         if s >= e:
             return []
@@ -233,7 +246,8 @@ class FilePlanner(SplitPlanner[FileSourceSplit]):
                 step = max(1, int(self.options.split_size_bytes // per)) if per else e - s
         return [split.with_range(a, min(a + step, e)) for a in range(s, e, step)]
 
-    def partition_target_bytes(self) -> int | None:  # noqa: D102
+    @override
+    def partition_target_bytes(self) -> int | None:
         return self.options.max_partition_bytes
 
     # --- event time (eventTime.alignment=cut, Parquet only): row-group statistics, see event_time.py

@@ -6,6 +6,8 @@ import dataclasses
 from dataclasses import dataclass
 from enum import Enum
 
+from typing_extensions import override
+
 from connector_base import SourceSplit, VersionedSerializer
 from connector_base.serialization import Json
 
@@ -89,10 +91,12 @@ class FileSourceSplitSerializer(VersionedSerializer[FileSourceSplit]):
     """Version 1: ``{"path", "offset", "length", "size", "mtime", "kind", "pos"}``."""
 
     @property
-    def version(self) -> int:  # noqa: D102
+    @override
+    def version(self) -> int:
         return 1
 
-    def to_json(self, value: FileSourceSplit) -> Json:  # noqa: D102
+    @override
+    def to_json(self, value: FileSourceSplit) -> Json:
         return {
             "path": value.path,
             "offset": value.offset,
@@ -103,7 +107,8 @@ class FileSourceSplitSerializer(VersionedSerializer[FileSourceSplit]):
             "pos": value.position,
         }
 
-    def from_json(self, version: int, data: Json) -> FileSourceSplit:  # noqa: D102
+    @override
+    def from_json(self, version: int, data: Json) -> FileSourceSplit:
         match version:
             case 1:
                 pos = data["pos"]

@@ -61,7 +61,7 @@ class _OpenSplit(ABC):
     def next(self) -> tuple[list[FileChunk], bool]:
         """The next chunk(s) of this split."""
 
-    def close(self) -> None:  # noqa: B027
+    def close(self) -> None:
         """Release the file."""
 
     def _check_size(self, actual: int) -> None:
@@ -104,7 +104,8 @@ class _LineRange(_OpenSplit):
             at += len(block)
         return self.size
 
-    def next(self) -> tuple[list[FileChunk], bool]:  # noqa: D102
+    @override
+    def next(self) -> tuple[list[FileChunk], bool]:
         if self.fd is None:
             self.fd = _open(self.path)
             self._check_size(os.fstat(self.fd).st_size)
@@ -127,7 +128,8 @@ class _LineRange(_OpenSplit):
         self.pos = boundary
         return [(table, min(boundary, self.end))], boundary >= self.end
 
-    def close(self) -> None:  # noqa: D102
+    @override
+    def close(self) -> None:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
@@ -141,7 +143,8 @@ class _GzipFile(_OpenSplit):
         self.fmt = fmt
         self.chunk_bytes = chunk_bytes
 
-    def next(self) -> tuple[list[FileChunk], bool]:  # noqa: D102
+    @override
+    def next(self) -> tuple[list[FileChunk], bool]:
         if self.split.start_position >= self.split.file_size:
             return [], True
         fd = _open(self.path)
@@ -184,7 +187,8 @@ class _ParquetRowGroups(_OpenSplit):
         self.pos = split.start_position
         self.reader: ParquetRowGroupReader | None = None
 
-    def next(self) -> tuple[list[FileChunk], bool]:  # noqa: D102
+    @override
+    def next(self) -> tuple[list[FileChunk], bool]:
         if self.pos >= self.split.end:
             return [], True
         if self.reader is None:
@@ -201,7 +205,8 @@ class _ParquetRowGroups(_OpenSplit):
         out.append((None, self.pos))
         return out, self.pos >= self.split.end
 
-    def close(self) -> None:  # noqa: D102
+    @override
+    def close(self) -> None:
         if self.reader is not None:
             self.reader.close()
             self.reader = None
@@ -243,7 +248,8 @@ class FileSplitReader(SplitReader[FileChunk, FileSourceSplit]):
                     raise ValueError(f"a byte-range split for a Parquet source: {split}")
                 return _LineRange(split, self._line_format(), self._chunk_bytes)
 
-    def fetch(self) -> RecordsBySplits[FileChunk]:  # noqa: D102
+    @override
+    def fetch(self) -> RecordsBySplits[FileChunk]:
         out: RecordsBySplits[FileChunk] = RecordsBySplits()
         while (current := self._first_unpaused()) is not None:
             sid = current.split.split_id
@@ -271,7 +277,8 @@ class FileSplitReader(SplitReader[FileChunk, FileSourceSplit]):
         self._paused.update(s.split_id for s in splits_to_pause if s.split_id in held)
         self._paused.difference_update(s.split_id for s in splits_to_resume)
 
-    def handle_splits_changes(self, change: SplitsChange[FileSourceSplit]) -> None:  # noqa: D102
+    @override
+    def handle_splits_changes(self, change: SplitsChange[FileSourceSplit]) -> None:
         if isinstance(change, SplitsAddition):
             self._splits.extend(self._open(s) for s in change.splits)
             return
@@ -281,9 +288,11 @@ class FileSplitReader(SplitReader[FileChunk, FileSourceSplit]):
             s.close()
             self._splits.remove(s)
 
-    def wake_up(self) -> None:  # noqa: D102
+    @override
+    def wake_up(self) -> None:
         """Fetches are short; nothing to interrupt."""
 
-    def close(self) -> None:  # noqa: D102
+    @override
+    def close(self) -> None:
         while self._splits:
             self._splits.popleft().close()

@@ -28,9 +28,13 @@ def redact(config: Mapping[str, Any]) -> dict[str, Any]:
 
 REJECTED: dict[str, str] = {
     "auto.offset.reset": "set the source option 'startingOffsets' instead",
-    "enable.auto.commit": "the source never auto-commits; use 'commitOffsetsToGroup' to commit processed offsets",  # noqa: E501
+    "enable.auto.commit": (
+        "the source never auto-commits; use 'commitOffsetsToGroup' to commit processed offsets"
+    ),
     "key.deserializer": "keys are always binary; use DataFrame operations (cast, from_json) to deserialize",
-    "value.deserializer": "values are always binary; use DataFrame operations (cast, from_json) to deserialize",  # noqa: E501
+    "value.deserializer": (
+        "values are always binary; use DataFrame operations (cast, from_json) to deserialize"
+    ),
     "key.serializer": "the sink writes the binary 'key' column; serialize with DataFrame operations",
     "value.serializer": "the sink writes the binary 'value' column; serialize with DataFrame operations",
     "interceptor.classes": "Java interceptors cannot run in a Python client",
@@ -77,7 +81,8 @@ def _parse_jaas(raw: str) -> dict[str, str]:
         raise InvalidOptionError(
             "kafka.sasl.jaas.config",
             REDACTED,
-            '\'<LoginModule> required username="..." password="...";\' with PlainLoginModule or ScramLoginModule '  # noqa: E501
+            '\'<LoginModule> required username="..." password="...";\' with PlainLoginModule or '
+            "ScramLoginModule "
             "(for other mechanisms set librdkafka's sasl.* settings directly)",
         )
     args = {

@@ -7,10 +7,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from typing_extensions import override
+
 from connector_base import ConnectorError
 from connectors.kafka.client_errors import ConnectErrorWatch
 from connectors.kafka.options import KafkaSourceOptions
-from connectors.kafka.positions import TopicPartition
+from connectors.kafka.positions import OffsetLookup, TopicPartition
 
 __all__ = ["KafkaClusterClient"]
 
@@ -26,7 +28,7 @@ class InvalidOffsetAnswer(Exception):
     """A ListOffsets result that is no offset (retried like a client error)."""
 
 
-class KafkaClusterClient:
+class KafkaClusterClient(OffsetLookup):
     """Lists partitions, looks up offsets (one request per kind), commits group offsets.
 
     Retries each lookup ``fetchOffset.numRetries`` times, ``fetchOffset.retryIntervalMs`` apart (Spark's
@@ -126,19 +128,22 @@ class KafkaClusterClient:
 
         return self._retry(f"looking up {what} offsets", _call)
 
-    def earliest(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:  # noqa: D102
+    @override
+    def earliest(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
         from confluent_kafka.admin import OffsetSpec
 
         found = self._list_offsets({tp: OffsetSpec.earliest() for tp in partitions}, "earliest")
         return {tp: int(r.offset) for tp, r in found.items()}
 
-    def latest(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:  # noqa: D102
+    @override
+    def latest(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
         from confluent_kafka.admin import OffsetSpec
 
         found = self._list_offsets({tp: OffsetSpec.latest() for tp in partitions}, "latest")
         return {tp: int(r.offset) for tp, r in found.items()}
 
-    def for_times(self, timestamps: Mapping[TopicPartition, int]) -> dict[TopicPartition, int | None]:  # noqa: D102
+    @override
+    def for_times(self, timestamps: Mapping[TopicPartition, int]) -> dict[TopicPartition, int | None]:
         from confluent_kafka.admin import OffsetSpec
 
         found = self._list_offsets(  # -1: no record at or after the time
@@ -186,7 +191,8 @@ class KafkaClusterClient:
             self._group_consumer = Consumer(conf)
         return self._group_consumer
 
-    def committed(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int | None]:  # noqa: D102
+    @override
+    def committed(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int | None]:
         from confluent_kafka import TopicPartition as TP
 
         def _call() -> dict[TopicPartition, int | None]:

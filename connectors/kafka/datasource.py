@@ -59,10 +59,12 @@ class KafkaDataSource(SourceDataSource):
     reads_min_partitions = True  # Spark's meaning: offset ranges are cut into at least this many tasks
 
     @classmethod
-    def name(cls) -> str:  # noqa: D102
+    @override
+    def name(cls) -> str:
         return "kafka-unified"
 
-    def default_schema(self) -> StructType:  # noqa: D102
+    @override
+    def default_schema(self) -> StructType:
         raw = {k.lower(): v for k, v in self.options.items()}.get("includeheaders", "false")
         return kafka_schema(str(raw).strip().lower() == "true")
 
@@ -70,14 +72,16 @@ class KafkaDataSource(SourceDataSource):
         require_extra(f"format {self.name()!r}", "kafka", CLIENT_MODULES)
         return KafkaSourceOptions.parse(dict(self.options), streaming)
 
-    def create_source(self, schema: StructType, streaming: bool) -> KafkaSource:  # noqa: D102
+    @override
+    def create_source(self, schema: StructType, streaming: bool) -> KafkaSource:
         return KafkaSource(self._options(streaming))
 
-    def create_planner(self, source: KafkaSource) -> SplitPlanner[object]:  # type: ignore[override]  # noqa: D102
+    @override
+    def create_planner(self, source: KafkaSource) -> SplitPlanner[object]:  # type: ignore[override]
         return KafkaSplitPlanner(source.options)  # type: ignore[return-value]
 
     @override
-    def filter_support(self, column_filter: ColumnFilter) -> FilterSupport:  # noqa: D102
+    def filter_support(self, column_filter: ColumnFilter) -> FilterSupport:
         return kafka_filter_support(column_filter)
 
     @override
@@ -89,10 +93,12 @@ class KafkaDataSource(SourceDataSource):
             )
         return None
 
-    def read_limit_options(self) -> ReadLimitOptions:  # noqa: D102
+    @override
+    def read_limit_options(self) -> ReadLimitOptions:
         return self._options(streaming=True).read_limits()
 
-    def reader_config(self) -> dict[str, object]:  # noqa: D102
+    @override
+    def reader_config(self) -> dict[str, object]:
         return {"source.reader.element.queue.capacity": 4}
 
     # --- sink -------------------------------------------------------------------------------------
@@ -111,6 +117,6 @@ class KafkaDataSource(SourceDataSource):
             )
         return KafkaBatchWriter(self._sink_options(schema))
 
-    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         """A streaming writer (``df.writeStream``)."""
         return KafkaStreamWriter(self._sink_options(schema))

@@ -6,6 +6,8 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from typing_extensions import override
+
 from connector_base import ConnectorError, SplitEnumerator, SplitEnumeratorContext
 from connector_base.serialization import FunctionSerializer
 from connectors.kafka.cluster_client import KafkaClusterClient
@@ -66,7 +68,8 @@ class KafkaSourceEnumerator(SplitEnumerator[KafkaPartitionSplit, KafkaEnumerator
             self._client = self._client_factory()
         return self._client
 
-    def start(self) -> None:  # noqa: D102
+    @override
+    def start(self) -> None:
         period = None
         if self._options.streaming:
             period = self._options.partition_discovery_interval_ms / 1000.0
@@ -120,7 +123,8 @@ class KafkaSourceEnumerator(SplitEnumerator[KafkaPartitionSplit, KafkaEnumerator
             start, stop = starts[tp], stops.get(tp, NO_STOPPING_OFFSET)
             if stop != NO_STOPPING_OFFSET and start > stop:
                 raise ConnectorError(
-                    f"starting offset {start} is after the ending offset {stop} for topic {tp[0]} partition {tp[1]}"  # noqa: E501
+                    f"starting offset {start} is after the ending offset {stop} for topic {tp[0]} "
+                    f"partition {tp[1]}"
                 )
             splits.append(KafkaPartitionSplit(tp[0], tp[1], start, stop))
         return splits
@@ -158,10 +162,12 @@ class KafkaSourceEnumerator(SplitEnumerator[KafkaPartitionSplit, KafkaEnumerator
                 if r not in self._returned:
                     self._context.signal_no_more_splits(r)
 
-    def add_reader(self, subtask_id: int) -> None:  # noqa: D102
+    @override
+    def add_reader(self, subtask_id: int) -> None:
         self._assign()
 
-    def handle_split_request(self, subtask_id: int, requester_hostname: str | None = None) -> None:  # noqa: D102
+    @override
+    def handle_split_request(self, subtask_id: int, requester_hostname: str | None = None) -> None:
         self._assign()
 
     def add_splits_back(self, splits: Sequence[KafkaPartitionSplit], subtask_id: int) -> None:
@@ -170,10 +176,12 @@ class KafkaSourceEnumerator(SplitEnumerator[KafkaPartitionSplit, KafkaEnumerator
         self._returned.setdefault(subtask_id, []).extend(splits)
         self._assign()
 
-    def snapshot_state(self, checkpoint_id: int) -> KafkaEnumeratorState:  # noqa: D102
+    @override
+    def snapshot_state(self, checkpoint_id: int) -> KafkaEnumeratorState:
         return KafkaEnumeratorState(frozenset(self._assigned), self._initial_done)
 
-    def close(self) -> None:  # noqa: D102
+    @override
+    def close(self) -> None:
         if self._client is not None:
             self._client.close()
             self._client = None

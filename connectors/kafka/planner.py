@@ -56,11 +56,13 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
         self._starts: dict[TopicPartition, int] = {}
         self._times = KafkaEventTimeLookup(options, self._cluster)
 
-    def open(self) -> None:  # noqa: D102
+    @override
+    def open(self) -> None:
         first_contact(self.options)
         self._client = KafkaClusterClient(self.options)
 
-    def close(self) -> None:  # noqa: D102
+    @override
+    def close(self) -> None:
         if self._client is not None:
             self._client.close()
             self._client = None
@@ -75,16 +77,18 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
         assert self._client is not None
         return self._client
 
-    def start_position(self, split: KafkaPartitionSplit) -> Position:  # noqa: D102
+    @override
+    def start_position(self, split: KafkaPartitionSplit) -> Position:
         return split.starting_offset
 
     @override
-    def push_filters(self, filters: Sequence[ColumnFilter]) -> None:  # noqa: D102
+    def push_filters(self, filters: Sequence[ColumnFilter]) -> None:
         self._filters = KafkaFilters.of(filters)
 
-    def end_positions(  # noqa: D102
+    @override
+    def end_positions(
         self, splits: Mapping[str, tuple[KafkaPartitionSplit, Position]]
-    ) -> dict[str, Position]:  # noqa: D102
+    ) -> dict[str, Position]:
         if self._filters is None:
             return self._end_positions(splits)
         kept = {sid: v for sid, v in splits.items() if self._filters.keeps((v[0].topic, v[0].partition))}
@@ -162,7 +166,10 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
         return ends
 
     def _lost(self, tp: TopicPartition, pos: int, end: int | None, why: str) -> None:
-        message = f"data loss in topic {tp[0]} partition {tp[1]}: offsets from {pos} on are no longer available ({why})"  # noqa: E501
+        message = (
+            f"data loss in topic {tp[0]} partition {tp[1]}: offsets from {pos} on are no longer "
+            f"available ({why})"
+        )
         if self.options.fail_on_data_loss:
             raise DataLossError(message + ". Set failOnDataLoss=false to log such losses and continue.")
         if tp not in self._gone:
@@ -209,14 +216,16 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
         finally:
             consumer.close()
 
-    def backlog(self, split: KafkaPartitionSplit, start: Position, end: Position) -> Backlog:  # noqa: D102
+    @override
+    def backlog(self, split: KafkaPartitionSplit, start: Position, end: Position) -> Backlog:
         records = max(0, int(end) - int(start))
         size = None
         if self.options.max_bytes_per_trigger is not None and records:
             size = int(records * self._record_bytes(split, int(start), int(end)))
         return Backlog(records=records, bytes=size if records else 0)
 
-    def cut(  # noqa: D102
+    @override
+    def cut(
         self,
         split: KafkaPartitionSplit,
         start: Position,
@@ -264,14 +273,16 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
     def event_time_lookup(self) -> KafkaEventTimeLookup:
         return self._times
 
-    def is_finished(self, split: KafkaPartitionSplit, position: Position) -> bool:  # noqa: D102
+    @override
+    def is_finished(self, split: KafkaPartitionSplit, position: Position) -> bool:
         if (split.topic, split.partition) in self._gone:
             return True
         return split.is_bounded and int(position) >= split.stopping_offset
 
-    def range_splits(  # noqa: D102
+    @override
+    def range_splits(
         self, split: KafkaPartitionSplit, start: Position, end: Position
-    ) -> list[KafkaPartitionSplit]:  # noqa: D102
+    ) -> list[KafkaPartitionSplit]:
         start = max(int(start), self._starts.get((split.topic, split.partition), 0))
         if start >= int(end):
             return []
@@ -286,7 +297,8 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
             )
         ]
 
-    def on_commit(self, positions: Mapping[str, tuple[KafkaPartitionSplit, Position]]) -> None:  # noqa: D102
+    @override
+    def on_commit(self, positions: Mapping[str, tuple[KafkaPartitionSplit, Position]]) -> None:
         if self.options.commit_offsets_to_group:
             self._commit_group({(s.topic, s.partition): int(pos) for s, pos in positions.values()})
 

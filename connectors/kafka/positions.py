@@ -158,7 +158,8 @@ class _Timestamps(OffsetsInitializer):
                 if self.role == "starting" and self.strategy is TimestampStrategy.ERROR:
                     raise ConnectorError(
                         f"no offset of {tp[0]}-{tp[1]} has a timestamp at or after {wanted[tp]} "
-                        "(set startingOffsetsByTimestampStrategy=latest to start at the latest offset instead)"  # noqa: E501
+                        "(set startingOffsetsByTimestampStrategy=latest to start at the latest offset "
+                        "instead)"
                     )
                 missing.append(tp)
             else:
@@ -192,7 +193,8 @@ class _Committed(OffsetsInitializer):
             if self.fallback is None:
                 names = ", ".join(f"{t}-{p}" for t, p in missing)
                 raise ConnectorError(
-                    f"the consumer group has no committed offset for {names} and committedOffsetsFallback=none"  # noqa: E501
+                    f"the consumer group has no committed offset for {names} and "
+                    "committedOffsetsFallback=none"
                 )
             out.update(_by_symbol({tp: self.fallback for tp in missing}, lookup))
         return out

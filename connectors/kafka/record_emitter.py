@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from typing_extensions import override
 
 from connector_base import BatchEmitter
 from connector_base.source_output import SourceOutput
@@ -87,16 +88,18 @@ class KafkaRecordEmitter(BatchEmitter[KafkaRecords, Any, KafkaPartitionSplitStat
         )
         return batch, ts[:, 1]
 
-    def emit_record(  # noqa: D102
+    @override
+    def emit_record(
         self, element: KafkaRecords, output: SourceOutput[Any], split_state: KafkaPartitionSplitState
-    ) -> None:  # noqa: D102
+    ) -> None:
         if not element.messages:
             return
         batch, stamps = self.build_batch_and_timestamps(element, getattr(output, "schema", None))
         output.collect_batch(batch, stamps)  # with the record timestamps, for event time
         split_state.next_offset = element.messages[-1].offset() + 1
 
-    def emit_records(  # noqa: D102
+    @override
+    def emit_records(
         self,
         elements: Iterable[KafkaRecords],
         output: SourceOutput[Any],

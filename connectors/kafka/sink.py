@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import BinaryType, IntegerType, StringType, StructType
+from typing_extensions import override
 
 from connector_base import ConnectorError, InvalidOptionError
 from connectors.kafka.client_config import redact, translate_client_options
@@ -41,7 +42,8 @@ class KafkaSinkOptions:
     client_config: dict[str, str] = field(repr=False)
 
     def __repr__(self) -> str:
-        return f"KafkaSinkOptions({self.bootstrap_servers!r}, topic={self.topic!r}, {redact(self.client_config)})"  # noqa: E501
+        config = redact(self.client_config)
+        return f"KafkaSinkOptions({self.bootstrap_servers!r}, topic={self.topic!r}, {config})"
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> KafkaSinkOptions:
@@ -215,10 +217,12 @@ class KafkaBatchWriter(DataSourceArrowWriter):
     def __init__(self, options: KafkaSinkOptions) -> None:
         self._options = options
 
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:  # noqa: D102
+    @override
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
         return KafkaCommitMessage(produce_batches(self._options, iterator))
 
-    def commit(self, messages: list[WriterCommitMessage | None]) -> None:  # noqa: D102
+    @override
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         LOG.info(
             "wrote %d records to Kafka", sum(m.records for m in messages if isinstance(m, KafkaCommitMessage))
         )
@@ -230,15 +234,18 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
     def __init__(self, options: KafkaSinkOptions) -> None:
         self._options = options
 
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:  # noqa: D102
+    @override
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
         return KafkaCommitMessage(produce_batches(self._options, iterator))
 
-    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: D102, N803
+    @override
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         LOG.info(
             "batch %d: wrote %d records",
             batchId,
             sum(m.records for m in messages if isinstance(m, KafkaCommitMessage)),
         )
 
-    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: D102, N803
+    @override
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         LOG.warning("batch %d aborted; records already delivered stay in Kafka (at-least-once)", batchId)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing_extensions import override
+
 from connector_base import (
     Boundedness,
     SingleThreadMultiplexSourceReaderBase,
@@ -47,35 +49,42 @@ class KafkaSource(Source[object, KafkaPartitionSplit, KafkaEnumeratorState]):
         self.options = options
 
     @property
-    def boundedness(self) -> Boundedness:  # noqa: D102
+    @override
+    def boundedness(self) -> Boundedness:
         return Boundedness.BOUNDED if self.options.ending is not None else Boundedness.CONTINUOUS_UNBOUNDED
 
     def _client(self) -> KafkaClusterClient:
         return KafkaClusterClient(self.options)
 
-    def create_enumerator(  # noqa: D102
+    @override
+    def create_enumerator(
         self, context: SplitEnumeratorContext[KafkaPartitionSplit]
-    ) -> KafkaSourceEnumerator:  # noqa: D102
+    ) -> KafkaSourceEnumerator:
         return KafkaSourceEnumerator(context, self.options, self._client)
 
-    def restore_enumerator(  # noqa: D102
+    @override
+    def restore_enumerator(
         self, context: SplitEnumeratorContext[KafkaPartitionSplit], checkpoint: KafkaEnumeratorState
     ) -> KafkaSourceEnumerator:
         return KafkaSourceEnumerator(context, self.options, self._client, checkpoint)
 
-    def create_reader(self, context: SourceReaderContext) -> KafkaSourceReader:  # noqa: D102
+    @override
+    def create_reader(self, context: SourceReaderContext) -> KafkaSourceReader:
         opts = self.options
         return KafkaSourceReader(
             lambda: KafkaPartitionSplitReader(opts), KafkaRecordEmitter(opts.include_headers), context
         )
 
     @property
-    def split_serializer(self) -> VersionedSerializer[KafkaPartitionSplit]:  # noqa: D102
+    @override
+    def split_serializer(self) -> VersionedSerializer[KafkaPartitionSplit]:
         return KafkaPartitionSplitSerializer()
 
     @property
-    def enumerator_checkpoint_serializer(self) -> VersionedSerializer[KafkaEnumeratorState]:  # noqa: D102
+    @override
+    def enumerator_checkpoint_serializer(self) -> VersionedSerializer[KafkaEnumeratorState]:
         return ENUMERATOR_STATE_SERIALIZER
 
-    def describe(self) -> dict[str, object]:  # noqa: D102
+    @override
+    def describe(self) -> dict[str, object]:
         return {"source": "kafka-unified", "options": repr(self.options)}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing_extensions import override
+
 from connector_base import MutableSplitState, SourceSplit, VersionedSerializer
 from connector_base.serialization import Json
 
@@ -74,10 +76,12 @@ class KafkaPartitionSplitSerializer(VersionedSerializer[KafkaPartitionSplit]):
     """Version 1: ``{"t": topic, "p": partition, "s": starting offset, "e": stopping offset or -1}``."""
 
     @property
-    def version(self) -> int:  # noqa: D102
+    @override
+    def version(self) -> int:
         return 1
 
-    def to_json(self, value: KafkaPartitionSplit) -> Json:  # noqa: D102
+    @override
+    def to_json(self, value: KafkaPartitionSplit) -> Json:
         return {
             "t": value.topic,
             "p": value.partition,
@@ -85,7 +89,8 @@ class KafkaPartitionSplitSerializer(VersionedSerializer[KafkaPartitionSplit]):
             "e": value.stopping_offset,
         }
 
-    def from_json(self, version: int, data: Json) -> KafkaPartitionSplit:  # noqa: D102
+    @override
+    def from_json(self, version: int, data: Json) -> KafkaPartitionSplit:
         match version:
             case 1:
                 return KafkaPartitionSplit(str(data["t"]), int(data["p"]), int(data["s"]), int(data["e"]))

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from typing_extensions import override
 
 from connector_base import (
     ConnectorError,
@@ -85,7 +86,8 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         self._last_progress = time.monotonic()
 
     # --- assignment -----------------------------------------------------------------------------
-    def handle_splits_changes(self, change: SplitsChange[KafkaPartitionSplit]) -> None:  # noqa: D102
+    @override
+    def handle_splits_changes(self, change: SplitsChange[KafkaPartitionSplit]) -> None:
 
         if isinstance(change, SplitsAddition):
             added = []
@@ -104,7 +106,8 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
                 self._paused.discard(a.split.split_id)
             self._unassign(gone)
 
-    def pause_or_resume_splits(  # noqa: D102
+    @override
+    def pause_or_resume_splits(
         self,
         splits_to_pause: Sequence[KafkaPartitionSplit],
         splits_to_resume: Sequence[KafkaPartitionSplit],
@@ -189,7 +192,8 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         if self._options.fail_on_data_loss or resume is None:
             raise DataLossError(
                 message
-                + ". Set failOnDataLoss=false to log such losses and continue from the earliest available offset."  # noqa: E501
+                + ". Set failOnDataLoss=false to log such losses and continue from the earliest available"
+                " offset."
             )
         LOG.warning("%s; continuing at offset %d (failOnDataLoss=false)", message, resume)
         a.next_offset = resume
@@ -261,7 +265,8 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         return topic is not None and topic.error is None and tp[1] in topic.partitions
 
     # --- fetching -------------------------------------------------------------------------------
-    def fetch(self) -> RecordsBySplits[KafkaRecords]:  # noqa: D102
+    @override
+    def fetch(self) -> RecordsBySplits[KafkaRecords]:
         from confluent_kafka import KafkaError, TopicPartition
 
         out: RecordsBySplits[KafkaRecords] = RecordsBySplits()
@@ -424,10 +429,12 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
             raise ConnectorError(f"Kafka consumer failed: {cause}")
         LOG.debug("consumer reported (retried by the client): %s", err.str())
 
-    def wake_up(self) -> None:  # noqa: D102
+    @override
+    def wake_up(self) -> None:
         pass
 
-    def close(self) -> None:  # noqa: D102
+    @override
+    def close(self) -> None:
         if self._consumer is not None:
             consumer, self._consumer = self._consumer, None
             consumer_pool.release(self._pool_key, consumer, reusable=self._healthy)

@@ -37,7 +37,7 @@ def trust_store_pem(location: str, kind: str, password: str | None) -> str:
         _jks_certificates(data, password, location)
         if kind == "JKS"
         else _pkcs12_certificates(data, password, location)
-    )  # noqa: E501
+    )
     if not ders:
         raise InvalidOptionError(
             _LOCATION, location, f"a {kind} trust store holding at least one certificate"

@@ -46,24 +46,28 @@ class KinesisDataSource(SourceDataSource):
     supports_filter_pushdown = True
 
     @classmethod
-    def name(cls) -> str:  # noqa: D102
+    @override
+    def name(cls) -> str:
         return "kinesis-unified"
 
     def _options(self) -> KinesisOptions:
         require_extra(f"format {self.name()!r}", "kinesis", CLIENT_MODULES)
         return KinesisOptions.parse(self.options)
 
-    def default_schema(self) -> StructType:  # noqa: D102
+    @override
+    def default_schema(self) -> StructType:
         return schema_for(self._options().deaggregate)
 
-    def create_source(self, schema: StructType, streaming: bool) -> KinesisSource:  # noqa: D102
+    @override
+    def create_source(self, schema: StructType, streaming: bool) -> KinesisSource:
         return KinesisSource(self._options(), bounded=not streaming)
 
-    def create_planner(self, source: KinesisSource) -> SplitPlanner[object]:  # type: ignore[override]  # noqa: D102
+    @override
+    def create_planner(self, source: KinesisSource) -> SplitPlanner[object]:  # type: ignore[override]
         return KinesisSplitPlanner(source.options, streaming=not source.bounded)  # type: ignore[return-value]
 
     @override
-    def filter_support(self, column_filter: ColumnFilter) -> FilterSupport:  # noqa: D102
+    def filter_support(self, column_filter: ColumnFilter) -> FilterSupport:
         return kinesis_filter_support(column_filter)
 
     @override
@@ -75,16 +79,19 @@ class KinesisDataSource(SourceDataSource):
             )
         return None
 
-    def read_limit_options(self) -> ReadLimitOptions:  # noqa: D102
+    @override
+    def read_limit_options(self) -> ReadLimitOptions:
         opts = self._options()
         return ReadLimitOptions(
             max_records=opts.max_records_per_trigger, max_bytes=opts.max_bytes_per_trigger
         )
 
-    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:  # noqa: D102
+    @override
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         opts = self._options()
         return KinesisBatchWriter(opts, validate_sink_schema(schema, opts))
 
-    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: D102, N802
+    @override
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         opts = self._options()
         return KinesisStreamWriter(opts, validate_sink_schema(schema, opts))

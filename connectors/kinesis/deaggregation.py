@@ -68,7 +68,7 @@ def deaggregate(data: bytes, partition_key: str) -> list[tuple[bytes, str]] | No
     if len(data) < len(KPL_MAGIC) + DIGEST_BYTES or not data.startswith(KPL_MAGIC):
         return None
     body = data[len(KPL_MAGIC) : -DIGEST_BYTES]
-    if hashlib.md5(body).digest() != data[-DIGEST_BYTES:]:  # noqa: S324 - the KPL's checksum, not security
+    if hashlib.md5(body).digest() != data[-DIGEST_BYTES:]:  # the KPL's checksum, not security
         return None
     try:
         keys: list[str] = []
@@ -119,4 +119,4 @@ def aggregate(records: list[tuple[bytes, str]]) -> bytes:
     for data, key in records:
         rec = _encode_varint(1 << 3 | _VARINT) + _encode_varint(index[key]) + _len_field(3, data)
         body += _len_field(3, rec)
-    return KPL_MAGIC + bytes(body) + hashlib.md5(bytes(body)).digest()  # noqa: S324
+    return KPL_MAGIC + bytes(body) + hashlib.md5(bytes(body)).digest()

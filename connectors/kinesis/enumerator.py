@@ -17,6 +17,8 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from typing_extensions import override
+
 from connector_base import ConnectorError, SplitEnumerator, SplitEnumeratorContext
 from connector_base.serialization import FunctionSerializer
 from connectors.kinesis.options import KinesisOptions
@@ -85,7 +87,8 @@ class KinesisShardEnumerator(SplitEnumerator[KinesisShardSplit, KinesisEnumerato
         self._returned: dict[int, list[KinesisShardSplit]] = {}
         self._no_more = False
 
-    def start(self) -> None:  # noqa: D102
+    @override
+    def start(self) -> None:
         if self._bounded and self._initial_done:
             self._no_more = True
             return
@@ -162,10 +165,12 @@ class KinesisShardEnumerator(SplitEnumerator[KinesisShardSplit, KinesisEnumerato
                 if r not in self._returned:
                     self._context.signal_no_more_splits(r)
 
-    def add_reader(self, subtask_id: int) -> None:  # noqa: D102
+    @override
+    def add_reader(self, subtask_id: int) -> None:
         self._assign()
 
-    def handle_split_request(self, subtask_id: int, requester_hostname: str | None = None) -> None:  # noqa: D102
+    @override
+    def handle_split_request(self, subtask_id: int, requester_hostname: str | None = None) -> None:
         self._assign()
 
     def add_splits_back(self, splits: Sequence[KinesisShardSplit], subtask_id: int) -> None:
@@ -174,6 +179,7 @@ class KinesisShardEnumerator(SplitEnumerator[KinesisShardSplit, KinesisEnumerato
         self._returned.setdefault(subtask_id, []).extend(splits)
         self._assign()
 
-    def snapshot_state(self, checkpoint_id: int) -> KinesisEnumeratorState:  # noqa: D102
+    @override
+    def snapshot_state(self, checkpoint_id: int) -> KinesisEnumeratorState:
         pending = {s.shard_id for s in self._pending}
         return KinesisEnumeratorState(tuple(sorted(self._assigned - pending)), self._initial_done)

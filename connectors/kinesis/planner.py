@@ -96,20 +96,23 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
         """A restored offset must be of the stream the options name (see restore_check)."""
         return check_kinesis_restore(self.options, splits)
 
-    def open(self) -> None:  # noqa: D102
+    @override
+    def open(self) -> None:
         self._client = kinesis_client(self.options)
 
     # --- positions ----------------------------------------------------------------------------
-    def start_position(self, split: KinesisShardSplit) -> Position:  # noqa: D102
+    @override
+    def start_position(self, split: KinesisShardSplit) -> Position:
         if self._filters is not None:
             return self._filters.start(split.start).to_json()
         return split.start.to_json()
 
     @override
-    def push_filters(self, filters: Sequence[ColumnFilter]) -> None:  # noqa: D102
+    def push_filters(self, filters: Sequence[ColumnFilter]) -> None:
         self._filters = KinesisFilters.of(filters)
 
-    def is_finished(self, split: KinesisShardSplit, position: Position) -> bool:  # noqa: D102
+    @override
+    def is_finished(self, split: KinesisShardSplit, position: Position) -> bool:
         pos = ShardPosition.from_json(position)
         if pos.is_shard_end:
             return True
@@ -125,7 +128,8 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
         return [split.with_range(ShardPosition.from_json(start), ShardPosition.from_json(end))]
 
     # --- planning -----------------------------------------------------------------------------
-    def end_positions(self, splits: Mapping[str, tuple[KinesisShardSplit, Position]]) -> dict[str, Position]:  # noqa: D102
+    @override
+    def end_positions(self, splits: Mapping[str, tuple[KinesisShardSplit, Position]]) -> dict[str, Position]:
         if not self.streaming:
             return {sid: self._batch_end(s, pos).to_json() for sid, (s, pos) in splits.items()}
         self._scans.clear()
@@ -350,13 +354,15 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
             self._scans.clear()  # scans stop at the caps: one made under others would miscount
             self._max_records, self._max_bytes = caps
 
-    def backlog(self, split: KinesisShardSplit, start: Position, end: Position) -> Backlog:  # noqa: D102
+    @override
+    def backlog(self, split: KinesisShardSplit, start: Position, end: Position) -> Backlog:
         if self._max_records is None and self._max_bytes is None:
             return Backlog()
         scanned = self._scanned(split, start, end)
         return Backlog(records=len(scanned), bytes=sum(b for _t, b in scanned))
 
-    def cut(  # noqa: D102
+    @override
+    def cut(
         self,
         split: KinesisShardSplit,
         start: Position,
@@ -435,5 +441,6 @@ class KinesisSplitPlanner(SplitPlanner[KinesisShardSplit]):
                 self._first_at[key] = (None, quiet)
         return self._first_at[key]
 
-    def on_commit(self, positions: Mapping[str, tuple[KinesisShardSplit, Position]]) -> None:  # noqa: D102
+    @override
+    def on_commit(self, positions: Mapping[str, tuple[KinesisShardSplit, Position]]) -> None:
         self._scans.clear()

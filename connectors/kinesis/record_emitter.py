@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from typing_extensions import override
 
 from connector_base import BatchEmitter
 from connector_base.source_output import SourceOutput
@@ -49,7 +50,8 @@ class KinesisRecordEmitter(BatchEmitter[ShardPage, pa.RecordBatch, KinesisShardS
         self._deaggregate = deaggregate_records
         self._schema = arrow_schema(deaggregate_records)
 
-    def emit_record(  # noqa: D102
+    @override
+    def emit_record(
         self, element: ShardPage, output: SourceOutput[pa.RecordBatch], split_state: KinesisShardSplitState
     ) -> None:
         if not element:
@@ -58,7 +60,8 @@ class KinesisRecordEmitter(BatchEmitter[ShardPage, pa.RecordBatch, KinesisShardS
         output.collect_batch(batch, arrival_ms)
         split_state.position = ShardPosition.after_sequence_number(element[-1]["SequenceNumber"])
 
-    def emit_records(  # noqa: D102
+    @override
+    def emit_records(
         self,
         elements: Iterable[ShardPage],
         output: SourceOutput[pa.RecordBatch],

@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import BinaryType, StringType, StructType
+from typing_extensions import override
 
 from connector_base import ConnectorError, InvalidOptionError
 from connectors.kinesis.client import THROTTLING_ERRORS, error_code, kinesis_client
@@ -142,7 +143,8 @@ class KinesisBatchWriter(DataSourceArrowWriter):
         self._options = options
         self._key_column = key_column
 
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> SinkCommitMessage:  # noqa: D102
+    @override
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> SinkCommitMessage:
         return _write(self._options, self._key_column, iterator)
 
 
@@ -153,15 +155,18 @@ class KinesisStreamWriter(DataSourceStreamArrowWriter):
         self._options = options
         self._key_column = key_column
 
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> SinkCommitMessage:  # noqa: D102
+    @override
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> SinkCommitMessage:
         return _write(self._options, self._key_column, iterator)
 
-    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: D102, N803
+    @override
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         LOG.info(
             "batch %d: wrote %d records",
             batchId,
             sum(m.records for m in messages if isinstance(m, SinkCommitMessage)),
         )
 
-    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: D102, N803
+    @override
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         LOG.warning("batch %d aborted; records already sent stay in the stream (at-least-once)", batchId)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pyarrow as pa
+from typing_extensions import override
 
 from connector_base import (
     Boundedness,
@@ -47,18 +48,22 @@ class KinesisSource(Source[pa.RecordBatch, KinesisShardSplit, KinesisEnumeratorS
         self.bounded = bounded
 
     @property
-    def boundedness(self) -> Boundedness:  # noqa: D102
+    @override
+    def boundedness(self) -> Boundedness:
         return Boundedness.BOUNDED if self.bounded else Boundedness.CONTINUOUS_UNBOUNDED
 
-    def create_enumerator(self, context: SplitEnumeratorContext[KinesisShardSplit]) -> KinesisShardEnumerator:  # noqa: D102
+    @override
+    def create_enumerator(self, context: SplitEnumeratorContext[KinesisShardSplit]) -> KinesisShardEnumerator:
         return KinesisShardEnumerator(context, self.options, self.bounded)
 
-    def restore_enumerator(  # noqa: D102
+    @override
+    def restore_enumerator(
         self, context: SplitEnumeratorContext[KinesisShardSplit], checkpoint: KinesisEnumeratorState
     ) -> KinesisShardEnumerator:
         return KinesisShardEnumerator(context, self.options, self.bounded, checkpoint)
 
-    def create_reader(self, context: SourceReaderContext) -> KinesisSourceReader:  # noqa: D102
+    @override
+    def create_reader(self, context: SourceReaderContext) -> KinesisSourceReader:
         opts = self.options
         return KinesisSourceReader(
             lambda: KinesisShardSplitReader(opts),
@@ -67,12 +72,15 @@ class KinesisSource(Source[pa.RecordBatch, KinesisShardSplit, KinesisEnumeratorS
         )
 
     @property
-    def split_serializer(self) -> VersionedSerializer[KinesisShardSplit]:  # noqa: D102
+    @override
+    def split_serializer(self) -> VersionedSerializer[KinesisShardSplit]:
         return KinesisShardSplitSerializer()
 
     @property
-    def enumerator_checkpoint_serializer(self) -> VersionedSerializer[KinesisEnumeratorState]:  # noqa: D102
+    @override
+    def enumerator_checkpoint_serializer(self) -> VersionedSerializer[KinesisEnumeratorState]:
         return ENUMERATOR_STATE_SERIALIZER
 
-    def describe(self) -> dict[str, object]:  # noqa: D102
+    @override
+    def describe(self) -> dict[str, object]:
         return {"source": "kinesis-unified", "stream": self.options.stream, "bounded": self.bounded}

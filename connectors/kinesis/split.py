@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing_extensions import override
+
 from connector_base import SourceSplit, VersionedSerializer
 from connector_base.serialization import Json
 from connectors.kinesis.positions import PositionKind, ShardPosition
@@ -68,10 +70,12 @@ class KinesisShardSplitSerializer(VersionedSerializer[KinesisShardSplit]):
     """Version 1: ``{"stream", "shard", "parents", "start", "end", "closed"}`` (``ShardPosition`` JSON)."""
 
     @property
-    def version(self) -> int:  # noqa: D102
+    @override
+    def version(self) -> int:
         return 1
 
-    def to_json(self, value: KinesisShardSplit) -> Json:  # noqa: D102
+    @override
+    def to_json(self, value: KinesisShardSplit) -> Json:
         return {
             "stream": value.stream,
             "shard": value.shard_id,
@@ -81,7 +85,8 @@ class KinesisShardSplitSerializer(VersionedSerializer[KinesisShardSplit]):
             "closed": value.closed,
         }
 
-    def from_json(self, version: int, data: Json) -> KinesisShardSplit:  # noqa: D102
+    @override
+    def from_json(self, version: int, data: Json) -> KinesisShardSplit:
         match version:
             case 1:
                 return KinesisShardSplit(

@@ -142,7 +142,8 @@ class KinesisShardSplitReader(SplitReader[ShardPage, KinesisShardSplit]):
             self._client = kinesis_client(self._options)
         return self._client
 
-    def handle_splits_changes(self, change: SplitsChange[KinesisShardSplit]) -> None:  # noqa: D102
+    @override
+    def handle_splits_changes(self, change: SplitsChange[KinesisShardSplit]) -> None:
         for split in change.splits:
             if isinstance(change, SplitsAddition):
                 self._cursors[split.split_id] = _Cursor(split)
@@ -157,7 +158,8 @@ class KinesisShardSplitReader(SplitReader[ShardPage, KinesisShardSplit]):
         self._paused.update(s.split_id for s in splits_to_pause if s.split_id in self._cursors)
         self._paused.difference_update(s.split_id for s in splits_to_resume)
 
-    def fetch(self) -> RecordsBySplits[ShardPage]:  # noqa: D102
+    @override
+    def fetch(self) -> RecordsBySplits[ShardPage]:
         import time
 
         out: RecordsBySplits[ShardPage] = RecordsBySplits()
@@ -283,8 +285,10 @@ class KinesisShardSplitReader(SplitReader[ShardPage, KinesisShardSplit]):
         self._wake.wait(seconds)
         self._wake.clear()
 
-    def wake_up(self) -> None:  # noqa: D102
+    @override
+    def wake_up(self) -> None:
         self._wake.set()
 
-    def close(self) -> None:  # noqa: D102
+    @override
+    def close(self) -> None:
         self._cursors.clear()

@@ -39,10 +39,12 @@ class PravegaDataSource(SourceDataSource):
     fixed_schema = True
 
     @classmethod
-    def name(cls) -> str:  # noqa: D102
+    @override
+    def name(cls) -> str:
         return "pravega"
 
-    def default_schema(self) -> StructType:  # noqa: D102
+    @override
+    def default_schema(self) -> StructType:
         return PRAVEGA_SCHEMA
 
     def _options(self, streaming: bool) -> PravegaSourceOptions:
@@ -63,10 +65,12 @@ class PravegaDataSource(SourceDataSource):
         self.batch_rows()
         return _EmptyPlanSafeBatchReader(self, schema)
 
-    def create_source(self, schema: StructType, streaming: bool) -> PravegaSource:  # noqa: D102
+    @override
+    def create_source(self, schema: StructType, streaming: bool) -> PravegaSource:
         return PravegaSource(self._options(streaming))
 
-    def create_planner(self, source: PravegaSource) -> SplitPlanner[object]:  # type: ignore[override,type-var]  # noqa: D102
+    @override
+    def create_planner(self, source: PravegaSource) -> SplitPlanner[object]:  # type: ignore[override,type-var]
         event_time = self.event_time_options()
         extractor = (
             EventTimeExtractor(source.options.event_time_encoding, event_time.column)
@@ -82,10 +86,12 @@ class PravegaDataSource(SourceDataSource):
         check_column(encoding, options.column)
         return cut_support(encoding, options.column)
 
-    def read_limit_options(self) -> ReadLimitOptions:  # noqa: D102
+    @override
+    def read_limit_options(self) -> ReadLimitOptions:
         return self._options(streaming=True).read_limits()
 
-    def reader_config(self) -> dict[str, object]:  # noqa: D102
+    @override
+    def reader_config(self) -> dict[str, object]:
         return {"source.reader.element.queue.capacity": 4}
 
     # --- sink -------------------------------------------------------------------------------------
@@ -103,7 +109,7 @@ class PravegaDataSource(SourceDataSource):
 
         return PravegaBatchWriter(self._sink_options(schema), schema)
 
-    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         """A streaming writer (``df.writeStream``)."""
         from connectors.pravega.sink import PravegaStreamWriter
 
@@ -114,7 +120,8 @@ class _EmptyPlanSafeBatchReader(_BridgeBatchReader):
     """The bridge's batch reader; when the plan has no partition Spark still calls ``read`` once
     with a partition of its own, which must yield nothing (the bridge asserts a ``SplitsPartition``)."""
 
-    def read(self, partition: Any) -> Iterator[Any]:  # noqa: D102
+    @override
+    def read(self, partition: Any) -> Iterator[Any]:
         if not isinstance(partition, SplitsPartition):
             return iter(())
         return super().read(partition)

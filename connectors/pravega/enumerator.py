@@ -21,6 +21,8 @@ import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from typing_extensions import override
+
 from connector_base import ConnectorError, SplitEnumerator, SplitEnumeratorContext
 from connector_base.serialization import FunctionSerializer
 from connectors.pravega.cluster_client import PravegaClusterClient
@@ -126,7 +128,8 @@ class PravegaSegmentEnumerator(SplitEnumerator[PravegaSegmentSplit, PravegaEnume
             self._client = self._client_factory()
         return self._client
 
-    def start(self) -> None:  # noqa: D102
+    @override
+    def start(self) -> None:
         period = None
         if not self._options.bounded:
             period = self._options.discovery_interval_ms / 1000.0
@@ -263,17 +266,21 @@ class PravegaSegmentEnumerator(SplitEnumerator[PravegaSegmentSplit, PravegaEnume
             for r in readers:
                 self._context.signal_no_more_splits(r)
 
-    def add_reader(self, subtask_id: int) -> None:  # noqa: D102
+    @override
+    def add_reader(self, subtask_id: int) -> None:
         self._assign()
 
-    def handle_split_request(self, subtask_id: int, requester_hostname: str | None = None) -> None:  # noqa: D102
+    @override
+    def handle_split_request(self, subtask_id: int, requester_hostname: str | None = None) -> None:
         self._assign()
 
-    def add_splits_back(self, splits: Sequence[PravegaSegmentSplit], subtask_id: int) -> None:  # noqa: D102
+    @override
+    def add_splits_back(self, splits: Sequence[PravegaSegmentSplit], subtask_id: int) -> None:
         self._pending.extend(splits)
         self._assign()
 
-    def snapshot_state(self, checkpoint_id: int) -> PravegaEnumeratorState:  # noqa: D102
+    @override
+    def snapshot_state(self, checkpoint_id: int) -> PravegaEnumeratorState:
         with self._lock:
             return PravegaEnumeratorState(
                 {k: dict(v) for k, v in self._segments.items()},
@@ -281,7 +288,8 @@ class PravegaSegmentEnumerator(SplitEnumerator[PravegaSegmentSplit, PravegaEnume
                 self._initial_done,
             )
 
-    def close(self) -> None:  # noqa: D102
+    @override
+    def close(self) -> None:
         if self._client is not None:
             self._client.close()
             self._client = None

@@ -70,10 +70,12 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
         """A restored offset must hold only the streams the options name (see restore_check)."""
         return check_pravega_restore(self.options, enumerator_state, splits)
 
-    def open(self) -> None:  # noqa: D102
+    @override
+    def open(self) -> None:
         self._client = PravegaClusterClient(self.options.connection)
 
-    def close(self) -> None:  # noqa: D102
+    @override
+    def close(self) -> None:
         if self._client is not None:
             self._client.close()
             self._client = None
@@ -84,15 +86,18 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
         assert self._client is not None
         return self._client
 
-    def start_position(self, split: PravegaSegmentSplit) -> Position:  # noqa: D102
+    @override
+    def start_position(self, split: PravegaSegmentSplit) -> Position:
         return split.start_offset
 
-    def end_positions(  # noqa: D102
+    @override
+    def end_positions(
         self, splits: Mapping[str, tuple[PravegaSegmentSplit, Position]]
     ) -> dict[str, Position]:
         return self._ends(splits, hold=self.options.streaming)
 
-    def target_positions(  # noqa: D102
+    @override
+    def target_positions(
         self, splits: Mapping[str, tuple[PravegaSegmentSplit, Position]]
     ) -> dict[str, Position]:
         return self._ends(splits, hold=False)
@@ -169,7 +174,8 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
         self._scans[key] = bounds
         return bounds
 
-    def backlog(self, split: PravegaSegmentSplit, start: Position, end: Position) -> Backlog:  # noqa: D102
+    @override
+    def backlog(self, split: PravegaSegmentSplit, start: Position, end: Position) -> Backlog:
         s, e = int(start), int(end)
         if e <= s:
             return Backlog(records=0, bytes=0)
@@ -186,7 +192,8 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
         if self.event_times is not None:  # the cut's scan window follows the same limits
             self.event_times.use_limits(max_events, max_bytes)
 
-    def cut(  # noqa: D102
+    @override
+    def cut(
         self,
         split: PravegaSegmentSplit,
         start: Position,
@@ -208,7 +215,8 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
             allowed = allowed[: max_records + 1]
         return max(allowed)
 
-    def is_finished(self, split: PravegaSegmentSplit, position: Position) -> bool:  # noqa: D102
+    @override
+    def is_finished(self, split: PravegaSegmentSplit, position: Position) -> bool:
         sid = split.split_id
         pos = int(position)
         if sid in self._gone:
@@ -226,7 +234,8 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
             length = self._sealed[sid] = info.tail
         return pos >= length
 
-    def range_splits(  # noqa: D102
+    @override
+    def range_splits(
         self, split: PravegaSegmentSplit, start: Position, end: Position
     ) -> list[PravegaSegmentSplit]:
         return [

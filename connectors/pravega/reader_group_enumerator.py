@@ -21,6 +21,8 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from typing_extensions import override
+
 from connector_base import ConnectorError, SplitEnumerator, SplitEnumeratorContext, VersionedSerializer
 from connector_base.serialization import Json
 from connectors.pravega.cluster_client import PravegaClusterClient
@@ -83,7 +85,8 @@ class PravegaReaderGroupEnumerator(SplitEnumerator[PravegaReaderGroupSplit, Prav
         self._initialized = state.initialized
         self._pending: list[PravegaReaderGroupSplit] = list(state.unassigned)
 
-    def start(self) -> None:  # noqa: D102
+    @override
+    def start(self) -> None:
         if not self._initialized:
             self._context.call_async(self._create_readers, self._on_created)
 
@@ -140,18 +143,22 @@ class PravegaReaderGroupEnumerator(SplitEnumerator[PravegaReaderGroupSplit, Prav
             for subtask in registered:
                 self._context.signal_no_more_splits(subtask)
 
-    def add_reader(self, subtask_id: int) -> None:  # noqa: D102
+    @override
+    def add_reader(self, subtask_id: int) -> None:
         self._assign()
 
-    def handle_split_request(self, subtask_id: int, requester_hostname: str | None = None) -> None:  # noqa: D102
+    @override
+    def handle_split_request(self, subtask_id: int, requester_hostname: str | None = None) -> None:
         self._assign()
 
-    def add_splits_back(self, splits: Sequence[PravegaReaderGroupSplit], subtask_id: int) -> None:  # noqa: D102
+    @override
+    def add_splits_back(self, splits: Sequence[PravegaReaderGroupSplit], subtask_id: int) -> None:
         LOG.info("readers %s offline at %s", [s.reader_name for s in splits], group_stream_cut(splits))
         self._pending.extend(splits)
         self._assign()
 
-    def snapshot_state(self, checkpoint_id: int) -> PravegaReaderGroupState:  # noqa: D102
+    @override
+    def snapshot_state(self, checkpoint_id: int) -> PravegaReaderGroupState:
         return PravegaReaderGroupState(self._initialized, tuple(self._pending))
 
 
@@ -165,16 +172,19 @@ class PravegaReaderGroupStateSerializer(VersionedSerializer[PravegaReaderGroupSt
     _splits = PravegaReaderGroupSplitSerializer()
 
     @property
-    def version(self) -> int:  # noqa: D102
+    @override
+    def version(self) -> int:
         return 2
 
-    def to_json(self, value: PravegaReaderGroupState) -> Json:  # noqa: D102
+    @override
+    def to_json(self, value: PravegaReaderGroupState) -> Json:
         return {
             "init": value.initialized,
             "unassigned": [self._splits.serialize(s) for s in value.unassigned],
         }
 
-    def from_json(self, version: int, data: Json) -> PravegaReaderGroupState:  # noqa: D102
+    @override
+    def from_json(self, version: int, data: Json) -> PravegaReaderGroupState:
         match version:
             case 1:
                 return PravegaReaderGroupState()

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from typing_extensions import override
+
 from connector_base import (
     BatchEmitter,
     Boundedness,
@@ -42,7 +44,8 @@ __all__ = ["PravegaReaderGroupSource"]
 class _Emitter(BatchEmitter[ReaderGroupChunk, object, PravegaReaderGroupSplitState]):
     """Batches go out whole; the reader's position moves past them, or on to the successors."""
 
-    def emit_record(  # noqa: D102
+    @override
+    def emit_record(
         self,
         element: ReaderGroupChunk,
         output: SourceOutput[object],
@@ -55,7 +58,8 @@ class _Emitter(BatchEmitter[ReaderGroupChunk, object, PravegaReaderGroupSplitSta
         else:
             split_state.finish(element.segment_id, element.successors)
 
-    def emit_records(  # noqa: D102
+    @override
+    def emit_records(
         self,
         elements: Iterable[ReaderGroupChunk],
         output: SourceOutput[object],
@@ -90,28 +94,34 @@ class PravegaReaderGroupSource(Source[object, PravegaReaderGroupSplit, PravegaRe
         self.options = options
 
     @property
-    def boundedness(self) -> Boundedness:  # noqa: D102
+    @override
+    def boundedness(self) -> Boundedness:
         return Boundedness.BOUNDED if self.options.bounded else Boundedness.CONTINUOUS_UNBOUNDED
 
-    def create_enumerator(  # noqa: D102
+    @override
+    def create_enumerator(
         self, context: SplitEnumeratorContext[PravegaReaderGroupSplit]
     ) -> PravegaReaderGroupEnumerator:
         return PravegaReaderGroupEnumerator(context, self.options)
 
-    def restore_enumerator(  # noqa: D102
+    @override
+    def restore_enumerator(
         self, context: SplitEnumeratorContext[PravegaReaderGroupSplit], checkpoint: PravegaReaderGroupState
     ) -> PravegaReaderGroupEnumerator:
         return PravegaReaderGroupEnumerator(context, self.options, checkpoint)
 
-    def create_reader(self, context: SourceReaderContext) -> _Reader:  # noqa: D102
+    @override
+    def create_reader(self, context: SourceReaderContext) -> _Reader:
         opts = self.options
         fetch = int(context.config.get(FETCH_BYTES_CONFIG, FETCH_BYTES))
         return _Reader(lambda: PravegaReaderGroupSplitReader(opts, fetch), _Emitter(), context)
 
     @property
-    def split_serializer(self) -> VersionedSerializer[PravegaReaderGroupSplit]:  # noqa: D102
+    @override
+    def split_serializer(self) -> VersionedSerializer[PravegaReaderGroupSplit]:
         return PravegaReaderGroupSplitSerializer()
 
     @property
-    def enumerator_checkpoint_serializer(self) -> VersionedSerializer[PravegaReaderGroupState]:  # noqa: D102
+    @override
+    def enumerator_checkpoint_serializer(self) -> VersionedSerializer[PravegaReaderGroupState]:
         return READER_GROUP_STATE_SERIALIZER

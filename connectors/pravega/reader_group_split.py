@@ -131,10 +131,12 @@ class PravegaReaderGroupSplitSerializer(VersionedSerializer[PravegaReaderGroupSp
     """
 
     @property
-    def version(self) -> int:  # noqa: D102
+    @override
+    def version(self) -> int:
         return 2
 
-    def to_json(self, value: PravegaReaderGroupSplit) -> Json:  # noqa: D102
+    @override
+    def to_json(self, value: PravegaReaderGroupSplit) -> Json:
         return {
             "sc": value.scope,
             "st": value.stream,
@@ -144,7 +146,8 @@ class PravegaReaderGroupSplitSerializer(VersionedSerializer[PravegaReaderGroupSp
             "e": None if value.end_cut is None else [[s, o] for s, o in value.end_cut],
         }
 
-    def from_json(self, version: int, data: Json) -> PravegaReaderGroupSplit:  # noqa: D102
+    @override
+    def from_json(self, version: int, data: Json) -> PravegaReaderGroupSplit:
         match version:
             case 1 | 2:
                 positions = tuple(

@@ -89,7 +89,8 @@ class PravegaReaderGroupSplitReader(SplitReader[ReaderGroupChunk, PravegaReaderG
             if reader.split_id in self._paused:
                 self._segments.pause_or_resume_splits(segment_splits, [])
 
-    def handle_splits_changes(self, change: SplitsChange[PravegaReaderGroupSplit]) -> None:  # noqa: D102
+    @override
+    def handle_splits_changes(self, change: SplitsChange[PravegaReaderGroupSplit]) -> None:
         for reader in change.splits:
             if isinstance(change, SplitsAddition):
                 self._readers[reader.split_id] = reader
@@ -111,7 +112,8 @@ class PravegaReaderGroupSplitReader(SplitReader[ReaderGroupChunk, PravegaReaderG
                 taken.append(ReaderSegmentPosition(sid, 0, reader.end_offset(sid), tuple(s.predecessors)))
         return tuple(taken)
 
-    def fetch(self) -> RecordsBySplits[ReaderGroupChunk]:  # noqa: D102
+    @override
+    def fetch(self) -> RecordsBySplits[ReaderGroupChunk]:
         inner = self._segments.fetch()
         self._segment_caught_up.update(inner.caught_up_status())
         out: RecordsBySplits[ReaderGroupChunk] = RecordsBySplits()
@@ -177,10 +179,12 @@ class PravegaReaderGroupSplitReader(SplitReader[ReaderGroupChunk, PravegaReaderG
         if mine:
             self._segments.handle_splits_changes(SplitsRemoval(mine))
 
-    def wake_up(self) -> None:  # noqa: D102
+    @override
+    def wake_up(self) -> None:
         self._segments.wake_up()
 
-    def close(self) -> None:  # noqa: D102
+    @override
+    def close(self) -> None:
         self._segments.close()
         self._readers.clear()
         self._owner.clear()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from typing_extensions import override
+
 from connector_base import BatchEmitter
 from connector_base.source_output import SourceOutput
 from connectors.pravega.split import PravegaSegmentSplitState
@@ -19,13 +21,15 @@ class PravegaRecordEmitter(BatchEmitter[SegmentChunk, object, PravegaSegmentSpli
     strategy's timestamp assigner (a user column decoded from the event).
     """
 
-    def emit_record(  # noqa: D102
+    @override
+    def emit_record(
         self, element: SegmentChunk, output: SourceOutput[object], split_state: PravegaSegmentSplitState
     ) -> None:
         output.collect_batch(element.batch)
         split_state.next_offset = element.next_offset
 
-    def emit_records(  # noqa: D102
+    @override
+    def emit_records(
         self,
         elements: Iterable[SegmentChunk],
         output: SourceOutput[object],

@@ -31,6 +31,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import BinaryType, StringType, StructType
+from typing_extensions import override
 
 from connector_base import ConnectorError
 from connectors.pravega.cluster_client import PravegaClusterClient
@@ -234,14 +235,17 @@ class PravegaBatchWriter(DataSourceArrowWriter):
         self._options = options
         ensure_stream(options)
 
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> PravegaCommitMessage:  # noqa: D102
+    @override
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> PravegaCommitMessage:
         return write_batches(self._options, iterator)
 
-    def commit(self, messages: list[WriterCommitMessage | None]) -> None:  # noqa: D102
+    @override
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         total = _finish(self._options, messages, commit=True)
         LOG.info("wrote %d events to %s/%s", total, self._options.scope, self._options.stream)
 
-    def abort(self, messages: list[WriterCommitMessage | None]) -> None:  # noqa: D102
+    @override
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         _finish(self._options, messages, commit=False)
 
 
@@ -287,10 +291,12 @@ class PravegaStreamWriter(DataSourceStreamArrowWriter):
                 "re-run after the driver died inside commit() is written twice"
             )
 
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> PravegaCommitMessage:  # noqa: D102
+    @override
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> PravegaCommitMessage:
         return write_batches(self._options, iterator)
 
-    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: D102, N803
+    @override
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         directory = self._options.transaction_log_dir
         if not self._options.exactly_once or directory is None:
             total = _finish(self._options, messages, commit=True)
@@ -316,5 +322,6 @@ class PravegaStreamWriter(DataSourceStreamArrowWriter):
         log.prune(batchId)
         LOG.info("batch %d: wrote %d events", batchId, sum(getattr(m, "events", 0) for m in messages))
 
-    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: D102, N803
+    @override
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         _finish(self._options, messages, commit=False)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing_extensions import override
+
 from connector_base import (
     Boundedness,
     SingleThreadMultiplexSourceReaderBase,
@@ -52,23 +54,27 @@ class PravegaSource(Source[object, PravegaSegmentSplit, PravegaEnumeratorState])
         self.options = options
 
     @property
-    def boundedness(self) -> Boundedness:  # noqa: D102
+    @override
+    def boundedness(self) -> Boundedness:
         return Boundedness.BOUNDED if self.options.bounded else Boundedness.CONTINUOUS_UNBOUNDED
 
     def _client(self) -> PravegaClusterClient:
         return PravegaClusterClient(self.options.connection)
 
-    def create_enumerator(  # noqa: D102
+    @override
+    def create_enumerator(
         self, context: SplitEnumeratorContext[PravegaSegmentSplit]
     ) -> PravegaSegmentEnumerator:
         return PravegaSegmentEnumerator(context, self.options, self._client)
 
-    def restore_enumerator(  # noqa: D102
+    @override
+    def restore_enumerator(
         self, context: SplitEnumeratorContext[PravegaSegmentSplit], checkpoint: PravegaEnumeratorState
     ) -> PravegaSegmentEnumerator:
         return PravegaSegmentEnumerator(context, self.options, self._client, checkpoint)
 
-    def create_reader(self, context: SourceReaderContext) -> PravegaSourceReader:  # noqa: D102
+    @override
+    def create_reader(self, context: SourceReaderContext) -> PravegaSourceReader:
         opts = self.options
         fetch = int(context.config.get(FETCH_BYTES_CONFIG, FETCH_BYTES))
         return PravegaSourceReader(
@@ -76,12 +82,15 @@ class PravegaSource(Source[object, PravegaSegmentSplit, PravegaEnumeratorState])
         )
 
     @property
-    def split_serializer(self) -> VersionedSerializer[PravegaSegmentSplit]:  # noqa: D102
+    @override
+    def split_serializer(self) -> VersionedSerializer[PravegaSegmentSplit]:
         return PravegaSegmentSplitSerializer()
 
     @property
-    def enumerator_checkpoint_serializer(self) -> VersionedSerializer[PravegaEnumeratorState]:  # noqa: D102
+    @override
+    def enumerator_checkpoint_serializer(self) -> VersionedSerializer[PravegaEnumeratorState]:
         return ENUMERATOR_STATE_SERIALIZER
 
-    def describe(self) -> dict[str, object]:  # noqa: D102
+    @override
+    def describe(self) -> dict[str, object]:
         return {"source": "pravega", "options": repr(self.options)}

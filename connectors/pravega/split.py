@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing_extensions import override
+
 from connector_base import MutableSplitState, SourceSplit, VersionedSerializer
 from connector_base.serialization import Json
 
@@ -96,10 +98,12 @@ class PravegaSegmentSplitSerializer(VersionedSerializer[PravegaSegmentSplit]):
     """Version 1: ``{"sc": scope, "st": stream, "seg": id, "s": start, "e": end or -1, "pre": [ids]}``."""
 
     @property
-    def version(self) -> int:  # noqa: D102
+    @override
+    def version(self) -> int:
         return 1
 
-    def to_json(self, value: PravegaSegmentSplit) -> Json:  # noqa: D102
+    @override
+    def to_json(self, value: PravegaSegmentSplit) -> Json:
         return {
             "sc": value.scope,
             "st": value.stream,
@@ -109,7 +113,8 @@ class PravegaSegmentSplitSerializer(VersionedSerializer[PravegaSegmentSplit]):
             "pre": list(value.predecessors),
         }
 
-    def from_json(self, version: int, data: Json) -> PravegaSegmentSplit:  # noqa: D102
+    @override
+    def from_json(self, version: int, data: Json) -> PravegaSegmentSplit:
         match version:
             case 1:
                 return PravegaSegmentSplit(

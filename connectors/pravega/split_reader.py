@@ -116,7 +116,8 @@ class PravegaSegmentSplitReader(SplitReader[SegmentChunk, PravegaSegmentSplit]):
             self._client = PravegaClusterClient(self._options.connection)
         return self._client
 
-    def fetch(self) -> RecordsBySplits[SegmentChunk]:  # noqa: D102
+    @override
+    def fetch(self) -> RecordsBySplits[SegmentChunk]:
         out: RecordsBySplits[SegmentChunk] = RecordsBySplits()
         progressed = False
         for sid, active in list(self._splits.items()):
@@ -226,7 +227,8 @@ class PravegaSegmentSplitReader(SplitReader[SegmentChunk, PravegaSegmentSplit]):
             raise DataLossError(message + ". Set failOnDataLoss=false to skip it and continue.")
         LOG.warning("%s (failOnDataLoss=false)", message)
 
-    def handle_splits_changes(self, change: SplitsChange[PravegaSegmentSplit]) -> None:  # noqa: D102
+    @override
+    def handle_splits_changes(self, change: SplitsChange[PravegaSegmentSplit]) -> None:
         for split in change.splits:
             if isinstance(change, SplitsAddition):
                 self._splits[split.split_id] = _Active(split)
@@ -241,10 +243,12 @@ class PravegaSegmentSplitReader(SplitReader[SegmentChunk, PravegaSegmentSplit]):
         self._paused.update(s.split_id for s in splits_to_pause if s.split_id in self._splits)
         self._paused.difference_update(s.split_id for s in splits_to_resume)
 
-    def wake_up(self) -> None:  # noqa: D102
+    @override
+    def wake_up(self) -> None:
         self._wake.set()
 
-    def close(self) -> None:  # noqa: D102
+    @override
+    def close(self) -> None:
         self._splits.clear()
         self._paused.clear()
         if self._client is not None:

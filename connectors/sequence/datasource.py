@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
+from typing_extensions import override
 
 from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner
 from connectors.sequence.options import SequenceOptions
@@ -23,10 +24,12 @@ class SequenceDataSource(SourceDataSource):
     """``spark.read.format("sequence-unified")``."""
 
     @classmethod
-    def name(cls) -> str:  # noqa: D102
+    @override
+    def name(cls) -> str:
         return "sequence-unified"
 
-    def default_schema(self) -> StructType:  # noqa: D102
+    @override
+    def default_schema(self) -> StructType:
         return SCHEMA
 
     def _options(self) -> SequenceOptions:
@@ -39,11 +42,14 @@ class SequenceDataSource(SourceDataSource):
         start = float(self.options.get("_start_epoch_s", "0"))
         return dataclasses.replace(opts, start_epoch_s=start)
 
-    def create_source(self, schema: StructType, streaming: bool) -> SequenceSource:  # noqa: D102
+    @override
+    def create_source(self, schema: StructType, streaming: bool) -> SequenceSource:
         return SequenceSource(self._options())
 
-    def create_planner(self, source: SequenceSource) -> SplitPlanner[object]:  # type: ignore[override]  # noqa: D102
+    @override
+    def create_planner(self, source: SequenceSource) -> SplitPlanner[object]:  # type: ignore[override]
         return SequencePlanner(source.options)  # type: ignore[return-value]
 
-    def read_limit_options(self) -> ReadLimitOptions:  # noqa: D102
+    @override
+    def read_limit_options(self) -> ReadLimitOptions:
         return self._options().read_limits()

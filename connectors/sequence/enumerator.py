@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from typing_extensions import override
+
 from connector_base import SplitEnumerator, SplitEnumeratorContext
 from connector_base.serialization import FunctionSerializer
 from connectors.sequence.split import UNBOUNDED, SequenceSplit
@@ -25,20 +27,24 @@ class SequenceEnumerator(SplitEnumerator[SequenceSplit, list[int]]):
         self._assigned = set(assigned)
         self._pending: list[SequenceSplit] = []
 
-    def start(self) -> None:  # noqa: D102
+    @override
+    def start(self) -> None:
         self._pending = [
             SequenceSplit(p, 0, self._end) for p in range(self._partitions) if p not in self._assigned
         ]
 
-    def add_reader(self, subtask_id: int) -> None:  # noqa: D102
+    @override
+    def add_reader(self, subtask_id: int) -> None:
         self._assign()
 
-    def handle_split_request(self, subtask_id: int, requester_hostname: str | None = None) -> None:  # noqa: D102
+    @override
+    def handle_split_request(self, subtask_id: int, requester_hostname: str | None = None) -> None:
         self._assign()
         if not self._pending and self._end != UNBOUNDED:
             self._context.signal_no_more_splits(subtask_id)
 
-    def add_splits_back(self, splits: Sequence[SequenceSplit], subtask_id: int) -> None:  # noqa: D102
+    @override
+    def add_splits_back(self, splits: Sequence[SequenceSplit], subtask_id: int) -> None:
         self._pending.extend(splits)
         self._assign()
 
@@ -56,7 +62,8 @@ class SequenceEnumerator(SplitEnumerator[SequenceSplit, list[int]]):
             for r in readers:
                 self._context.signal_no_more_splits(r)
 
-    def snapshot_state(self, checkpoint_id: int) -> list[int]:  # noqa: D102
+    @override
+    def snapshot_state(self, checkpoint_id: int) -> list[int]:
         return sorted(self._assigned)
 
 

@@ -6,6 +6,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from typing_extensions import override
+
 from connector_base import (
     Boundedness,
     SingleThreadMultiplexSourceReaderBase,
@@ -47,20 +49,24 @@ class SequenceSource(Source[Row, SequenceSplit, list[int]]):
         self.options = options
 
     @property
-    def boundedness(self) -> Boundedness:  # noqa: D102
+    @override
+    def boundedness(self) -> Boundedness:
         return Boundedness.CONTINUOUS_UNBOUNDED if self.options.continuous else Boundedness.BOUNDED
 
-    def create_enumerator(self, context: SplitEnumeratorContext[SequenceSplit]) -> SequenceEnumerator:  # noqa: D102
+    @override
+    def create_enumerator(self, context: SplitEnumeratorContext[SequenceSplit]) -> SequenceEnumerator:
         rows = None if self.options.continuous else self.options.rows_per_partition
         return SequenceEnumerator(context, self.options.partitions, rows)
 
-    def restore_enumerator(  # noqa: D102
+    @override
+    def restore_enumerator(
         self, context: SplitEnumeratorContext[SequenceSplit], checkpoint: list[int]
     ) -> SequenceEnumerator:
         rows = None if self.options.continuous else self.options.rows_per_partition
         return SequenceEnumerator(context, self.options.partitions, rows, checkpoint)
 
-    def create_reader(self, context: SourceReaderContext) -> SequenceSourceReader:  # noqa: D102
+    @override
+    def create_reader(self, context: SourceReaderContext) -> SequenceSourceReader:
         opts = self.options
         batch = int(context.config.get(FETCH_BATCH_CONFIG, FETCH_BATCH))
         return SequenceSourceReader(
@@ -70,11 +76,13 @@ class SequenceSource(Source[Row, SequenceSplit, list[int]]):
         )
 
     @property
-    def split_serializer(self) -> VersionedSerializer[SequenceSplit]:  # noqa: D102
+    @override
+    def split_serializer(self) -> VersionedSerializer[SequenceSplit]:
         return SequenceSplitSerializer()
 
     @property
-    def enumerator_checkpoint_serializer(self) -> VersionedSerializer[list[int]]:  # noqa: D102
+    @override
+    def enumerator_checkpoint_serializer(self) -> VersionedSerializer[list[int]]:
         return ENUMERATOR_STATE_SERIALIZER
 
 
@@ -89,32 +97,38 @@ class SequencePlanner(SplitPlanner[SequenceSplit]):
         recorded = [*enumerator_state, *(s.partition for s in splits.values())]
         return check_sequence_restore(self.options.partitions, recorded)
 
-    def start_position(self, split: SequenceSplit) -> Position:  # noqa: D102
+    @override
+    def start_position(self, split: SequenceSplit) -> Position:
         return split.start
 
-    def end_positions(self, splits: Mapping[str, tuple[SequenceSplit, Position]]) -> dict[str, Position]:  # noqa: D102
+    @override
+    def end_positions(self, splits: Mapping[str, tuple[SequenceSplit, Position]]) -> dict[str, Position]:
         now = available_rows(self.options.rows_per_second, self.options.start_epoch_s, time.time())
         return {
             sid: (s.end if s.end != UNBOUNDED else max(int(pos), now)) for sid, (s, pos) in splits.items()
         }
 
-    def backlog(self, split: SequenceSplit, start: Position, end: Position) -> Backlog:  # noqa: D102
+    @override
+    def backlog(self, split: SequenceSplit, start: Position, end: Position) -> Backlog:
         return Backlog(records=int(end) - int(start))
 
-    def cut(  # noqa: D102
+    @override
+    def cut(
         self,
         split: SequenceSplit,
         start: Position,
         end: Position,
         max_records: int | None,
         max_bytes: int | None,
-    ) -> Position:  # noqa: D102
+    ) -> Position:
         return int(end) if max_records is None else min(int(end), int(start) + max_records)
 
-    def is_finished(self, split: SequenceSplit, position: Position) -> bool:  # noqa: D102
+    @override
+    def is_finished(self, split: SequenceSplit, position: Position) -> bool:
         return split.end != UNBOUNDED and int(position) >= split.end
 
-    def range_splits(self, split: SequenceSplit, start: Position, end: Position) -> list[SequenceSplit]:  # noqa: D102
+    @override
+    def range_splits(self, split: SequenceSplit, start: Position, end: Position) -> list[SequenceSplit]:
         return [SequenceSplit(split.partition, int(start), int(end))]
 
 

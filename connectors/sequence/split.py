@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing_extensions import override
+
 from connector_base import SourceSplit, VersionedSerializer
 from connector_base.serialization import Json
 
@@ -54,13 +56,16 @@ class SequenceSplitSerializer(VersionedSerializer[SequenceSplit]):
     """Version 1: ``{"p": partition, "s": start, "e": end}``."""
 
     @property
-    def version(self) -> int:  # noqa: D102
+    @override
+    def version(self) -> int:
         return 1
 
-    def to_json(self, value: SequenceSplit) -> Json:  # noqa: D102
+    @override
+    def to_json(self, value: SequenceSplit) -> Json:
         return {"p": value.partition, "s": value.start, "e": value.end}
 
-    def from_json(self, version: int, data: Json) -> SequenceSplit:  # noqa: D102
+    @override
+    def from_json(self, version: int, data: Json) -> SequenceSplit:
         match version:
             case 1:
                 return SequenceSplit(int(data["p"]), int(data["s"]), int(data["e"]))

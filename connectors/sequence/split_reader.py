@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
+from typing_extensions import override
+
 from connector_base import RecordsBySplits, SplitReader, SplitsAddition, SplitsChange
 from connectors.sequence.split import UNBOUNDED, SequenceSplit
 
@@ -36,7 +38,8 @@ class SequenceSplitReader(SplitReader[tuple[int, int, str], SequenceSplit]):
         self._start_epoch_s = start_epoch_s
         self._wake = threading.Event()
 
-    def fetch(self) -> RecordsBySplits[tuple[int, int, str]]:  # noqa: D102
+    @override
+    def fetch(self) -> RecordsBySplits[tuple[int, int, str]]:
         import time
 
         out: RecordsBySplits[tuple[int, int, str]] = RecordsBySplits()
@@ -65,7 +68,8 @@ class SequenceSplitReader(SplitReader[tuple[int, int, str], SequenceSplit]):
             self._wake.clear()
         return out
 
-    def handle_splits_changes(self, change: SplitsChange[SequenceSplit]) -> None:  # noqa: D102
+    @override
+    def handle_splits_changes(self, change: SplitsChange[SequenceSplit]) -> None:
         for s in change.splits:
             if isinstance(change, SplitsAddition):
                 self._splits[s.split_id] = [s.partition, s.start, s.end]
@@ -73,14 +77,17 @@ class SequenceSplitReader(SplitReader[tuple[int, int, str], SequenceSplit]):
                 self._splits.pop(s.split_id, None)
                 self._paused.discard(s.split_id)
 
-    def pause_or_resume_splits(  # noqa: D102
+    @override
+    def pause_or_resume_splits(
         self, splits_to_pause: Sequence[SequenceSplit], splits_to_resume: Sequence[SequenceSplit]
     ) -> None:
         self._paused.update(s.split_id for s in splits_to_pause if s.split_id in self._splits)
         self._paused.difference_update(s.split_id for s in splits_to_resume)
 
-    def wake_up(self) -> None:  # noqa: D102
+    @override
+    def wake_up(self) -> None:
         self._wake.set()
 
-    def close(self) -> None:  # noqa: D102
+    @override
+    def close(self) -> None:
         self._splits.clear()

@@ -1,8 +1,20 @@
 """Server processes for test fixtures: free ports, spawning in a process group, waiting, stopping.
 
-Servers run in their own session (``start_new_session``) so that stopping one kills the whole
-group: launchers such as ``noida-db`` start the real binary as a child, which would otherwise
-outlive the fixture.
+Servers run in their own session (``start_new_session``), so the launcher's pid is the process
+group id of everything it starts: launchers such as ``noida-db`` start the real binary as a child,
+which would otherwise outlive the fixture.
+
+Stopping waits for the whole group, not only for the launcher: :func:`stop_group` signals the group
+and returns once no live process is left in it (SIGKILL after the grace period, an error naming the
+survivors if even that does not end them). A restart that only waited for the launcher raced the old
+binary: the new launcher found the old one still running on the same data directory and exited,
+while the port still answered (issue 21). :func:`wait_listening` therefore also checks, where the
+system tells (``psutil``: ``/proc`` on Linux), that the process listening on the port belongs to
+the group just started, and it fails if the process it started has exited.
+
+``psutil`` (a dependency of ``sparkflow-testing``) reads the process table and socket owners; this
+module only decides what "gone" and "ours" mean: a zombie (exited, not yet reaped by its parent) is
+gone, and a listener whose owner cannot be read (another user's process) is not held against us.
 """
 
 from __future__ import annotations
@@ -15,7 +27,22 @@ import subprocess
 import time
 from pathlib import Path
 
-__all__ = ["free_port", "spawn_group", "stop_group", "wait_listening"]
+import psutil
+
+__all__ = [
+    "KILL_WAIT_S",
+    "free_port",
+    "group_members",
+    "listening_pids",
+    "spawn_group",
+    "stop_group",
+    "wait_group_gone",
+    "wait_listening",
+]
+
+_POLL_S = 0.1
+KILL_WAIT_S = 10.0
+"""How long a SIGKILLed group may take to disappear before :func:`stop_group` gives up loudly."""
 
 
 def free_port() -> int:
@@ -27,7 +54,7 @@ def free_port() -> int:
 
 def spawn_group(cmd: list[str], log: Path | None, cwd: Path | None = None) -> subprocess.Popen[bytes]:
     """Start ``cmd`` in a new session, its output appended to ``log`` (discarded without one)."""
-    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
+    out = open(log, "ab") if log else subprocess.DEVNULL  # closed below: the child keeps its own copy
     try:
         return subprocess.Popen(
             cmd,
@@ -42,34 +69,113 @@ def spawn_group(cmd: list[str], log: Path | None, cwd: Path | None = None) -> su
             out.close()  # type: ignore[union-attr]
 
 
+def group_members(pgid: int) -> list[int]:
+    """The pids of the live (not zombie) processes in process group ``pgid``."""
+    members = []
+    for proc in psutil.process_iter():
+        try:
+            if os.getpgid(proc.pid) == pgid and proc.status() != psutil.STATUS_ZOMBIE:
+                members.append(proc.pid)
+        except (ProcessLookupError, psutil.NoSuchProcess, PermissionError, psutil.AccessDenied):
+            continue
+    return members
+
+
+def _group_exists(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's group now: ours is gone
+        return False
+    return bool(group_members(pgid))  # only zombies left (not yet reaped by their parent) is gone
+
+
+def wait_group_gone(pgid: int, timeout_s: float) -> bool:
+    """Poll until process group ``pgid`` has no live process; ``False`` if it still has one at the end."""
+    deadline = time.monotonic() + timeout_s
+    while _group_exists(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(_POLL_S)
+    return True
+
+
+def stop_group(proc: subprocess.Popen[bytes], timeout_s: float = 10.0) -> None:
+    """Stop the process group of ``proc`` and return only when every process of it is gone.
+
+    SIGTERM first (a clean stop), SIGKILL to whatever is left after ``timeout_s``. The group is
+    signalled even when ``proc`` (the launcher) has exited already: its children may live on. Raises
+    ``RuntimeError`` naming the survivors if the group outlives SIGKILL by :data:`KILL_WAIT_S`.
+    """
+    pgid = proc.pid
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout_s)  # reap the launcher (our child), or it stays a zombie in the group
+    if wait_group_gone(pgid, max(0.0, deadline - time.monotonic())):
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(KILL_WAIT_S)
+    if not wait_group_gone(pgid, KILL_WAIT_S):
+        raise RuntimeError(f"process group {pgid} survived SIGKILL: pids {group_members(pgid)} still run")
+
+
+def listening_pids(port: int) -> set[int] | None:
+    """The pids holding a TCP socket that listens on ``port``; ``None`` when the system does not say."""
+    try:
+        connections = psutil.net_connections(kind="tcp")
+    except (psutil.AccessDenied, PermissionError, NotImplementedError):
+        return None
+    owners = {
+        c.pid
+        for c in connections
+        if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid is not None
+    }
+    return owners or None  # a listener nobody owns (in our view) belongs to another user
+
+
 def wait_listening(
     host: str, port: int, proc: subprocess.Popen[bytes] | None, timeout_s: float, log: Path | None, what: str
 ) -> None:
-    """Wait until ``host:port`` accepts connections; fail early, with the log's tail, if ``proc`` exits."""
+    """Wait until ``host:port`` accepts connections from the process group of ``proc``.
+
+    Fails early, with the log's tail, if ``proc`` exits. Where the listening socket's owner can be
+    read, it must be in ``proc``'s process group: a port still held by an earlier instance (a restart
+    racing the old process) is waited out, and reported by pid on timeout.
+    """
     deadline = time.monotonic() + timeout_s
+    foreign: set[int] = set()
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
             text = log.read_text(errors="replace") if log and log.exists() else ""
             raise RuntimeError(f"{what} exited with {proc.returncode}: {text[-2000:]}")
         try:
             with socket.create_connection((host, port), timeout=0.5):
-                return
+                pass
         except OSError:
             time.sleep(0.1)
+            continue
+        if proc is None:
+            return
+        owners = listening_pids(port)
+        foreign = {pid for pid in owners if _pgid(pid) != proc.pid} if owners is not None else set()
+        if not foreign and proc.poll() is None:  # ours, or unknown but what we started still runs
+            return
+        time.sleep(0.1)
+    if foreign:
+        raise TimeoutError(
+            f"{what} on {host}:{port}: the port is held by pid {sorted(foreign)}, not by the process "
+            f"group {proc.pid if proc else '?'} just started, after {timeout_s}s"
+        )
     raise TimeoutError(f"{what} on {host}:{port} did not listen within {timeout_s}s")
 
 
-def stop_group(proc: subprocess.Popen[bytes], timeout_s: float = 10.0) -> None:
-    """SIGTERM the process group of ``proc`` (a clean stop), SIGKILL it if it lingers."""
-    if proc.poll() is not None:
-        return
+def _pgid(pid: int) -> int | None:
     try:
-        os.killpg(proc.pid, signal.SIGTERM)
+        return os.getpgid(pid)
     except ProcessLookupError:
-        return
-    try:
-        proc.wait(timeout_s)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout_s)
+        return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pyarrow.csv as pc
+from typing_extensions import override
 
 from connectors.files.formats.base import NEWLINE, LineFormat
 
@@ -47,7 +48,8 @@ class CsvFormat(LineFormat):
             false_values=FALSE_VALUES,
         )
 
-    def drop_header(self, data: bytes | memoryview, at_file_start: bool) -> int:  # noqa: D102
+    @override
+    def drop_header(self, data: bytes | memoryview, at_file_start: bool) -> int:
         if not (at_file_start and self.options.csv.header):
             return 0
         raw = memoryview(data)
@@ -56,7 +58,8 @@ class CsvFormat(LineFormat):
                 return i + 1
         return len(raw)
 
-    def parse_bulk(self, data: bytes | memoryview, whole: bool) -> pa.Table:  # noqa: D102
+    @override
+    def parse_bulk(self, data: bytes | memoryview, whole: bool) -> pa.Table:
         block = max(BLOCK_BYTES, len(data) + 1) if whole else BLOCK_BYTES
         table = pc.read_csv(
             pa.BufferReader(pa.py_buffer(data)),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pyarrow.json as pj
+from typing_extensions import override
 
 from connectors.files.formats.base import LineFormat
 
@@ -36,7 +37,8 @@ class JsonLinesFormat(LineFormat):
             explicit_schema=self._parse_schema, unexpected_field_behavior="ignore", newlines_in_values=False
         )
 
-    def parse_bulk(self, data: bytes | memoryview, whole: bool) -> pa.Table:  # noqa: D102
+    @override
+    def parse_bulk(self, data: bytes | memoryview, whole: bool) -> pa.Table:
         if not self.schema.data.names:
             raise ValueError("no data columns to parse")
         block = max(BLOCK_BYTES, len(data) + 1) if whole else BLOCK_BYTES

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+from typing_extensions import override
 
 from connectors.files.formats.base import NEWLINE, LineFormat, line_bounds
 
@@ -57,11 +58,13 @@ class TextFormat(LineFormat):
     name = "text"
     skips_blank_lines = False
 
-    def parse_bulk(self, data: bytes | memoryview, whole: bool) -> pa.Table:  # noqa: D102
+    @override
+    def parse_bulk(self, data: bytes | memoryview, whole: bool) -> pa.Table:
         arr, _starts = lines_to_array(data)
         return pa.Table.from_arrays([arr], schema=pa.schema([pa.field(self.schema.data[0].name, arr.type)]))
 
-    def parse(self, data: bytes | memoryview, base_offset: int, path: str, at_file_start: bool) -> pa.Table:  # noqa: D102
+    @override
+    def parse(self, data: bytes | memoryview, base_offset: int, path: str, at_file_start: bool) -> pa.Table:
         arr, starts = lines_to_array(data)
         field = self.schema.data[0]
         table = pa.Table.from_arrays([arr], schema=pa.schema([pa.field(field.name, arr.type)]))

@@ -5,6 +5,8 @@ else Testcontainers where a Docker engine answers), noida-db and tansu
 (``KAFKA_BROKERS=apache-kafka,noida-db`` chooses); each stand-in declares its gaps and
 ``require(broker, *gaps)`` skips a test that needs one (real Kafka has none). ``reference_broker`` is
 one of the same brokers, the most faithful chosen, for heavy tests that run on one broker only.
+``own_kafka_broker`` is a broker of each kind started for one test alone: a test that kills or
+restarts a broker uses it, so one bad restart cannot fail every test after it on the session's broker.
 The logic lives in :mod:`sparkflow_testing.kafka.brokers`.
 """
 
@@ -47,6 +49,16 @@ def _stop_kafka_brokers() -> Iterator[None]:
 def kafka_cluster(request: Any) -> KafkaBroker:
     """A running broker of each kind that can run here."""
     return _broker(request.param)
+
+
+@pytest.fixture(params=_kinds())
+def own_kafka_broker(request: Any) -> Iterator[KafkaBroker]:
+    """A broker of each kind that can run here, started for this test only and stopped after it."""
+    broker = start_broker(request.param)
+    try:
+        yield broker
+    finally:
+        broker.stop()
 
 
 _FAITHFUL_FIRST = ("apache-kafka", "kafka", "noida-db", "tansu")

@@ -74,11 +74,11 @@ def test_driver_killed_at_several_points_restarts_exactly_once(
 
 @pytest.mark.timeout(300)
 def test_broker_restart_during_a_query_loses_nothing(
-    spark: Any, kafka_cluster: KafkaBroker, tmp_path: Path
+    spark: Any, own_kafka_broker: KafkaBroker, tmp_path: Path
 ) -> None:
-    """The session's broker is stopped and started again (same ports, same log directory) mid-query."""
-    require(kafka_cluster, Gap.RESTART)
-    broker = kafka_cluster
+    """A broker of the test's own is stopped and started again (same ports, same log directory) mid-query."""
+    require(own_kafka_broker, Gap.RESTART)
+    broker = own_kafka_broker
     topic = broker.create_topic(2)
     broker.produce(topic, [f"a{i}".encode() for i in range(500)])
     df = stream(spark, broker, subscribe=topic, startingOffsets="earliest", maxOffsetsPerTrigger="100").load()

@@ -31,7 +31,7 @@ from typing import Any
 
 from sparkflow_testing.kafka.broker import KafkaBroker
 from sparkflow_testing.maven import java_command, resolve_classpath
-from sparkflow_testing.processes import free_port, spawn_group
+from sparkflow_testing.processes import free_port, spawn_group, wait_listening
 
 __all__ = ["KAFKA_ARTIFACTS", "KafkaSecurity", "start_apache_kafka"]
 
@@ -248,10 +248,16 @@ def _format_storage(classpath: Path, config: Path, log: Path, security: KafkaSec
 
 
 def _wait_metadata(broker: KafkaBroker, proc: subprocess.Popen[bytes], log: Path, timeout_s: float) -> None:
-    """Wait until a metadata request answers with this broker (the JVM listens well before that)."""
+    """Wait until a metadata request answers with this broker (the JVM listens well before that).
+
+    First until the JVM just started, ``proc``, is the one listening on the bootstrap port (after a
+    restart, never an earlier instance that is still going away).
+    """
     from confluent_kafka.admin import AdminClient
 
     deadline = time.monotonic() + timeout_s
+    port = int(broker.bootstrap.rsplit(":", 1)[1])
+    wait_listening("127.0.0.1", port, proc, timeout_s, log, "apache-kafka")
     admin = AdminClient({"bootstrap.servers": broker.bootstrap, "log_level": 0, "socket.timeout.ms": 2000})
     while time.monotonic() < deadline:
         if proc.poll() is not None:

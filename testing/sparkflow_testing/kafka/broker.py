@@ -213,6 +213,11 @@ class KafkaBroker:
             c.close()
 
     # --- lifecycle ------------------------------------------------------------------------------
+    @property
+    def process_group(self) -> int | None:
+        """The process group of the running broker (its launcher's pid); ``None`` if killed or not ours."""
+        return self._proc.pid if self._proc is not None else None
+
     def stop(self) -> None:
         """Stop the broker (its whole process group) and remove its scratch directory."""
         self.kill()
@@ -224,13 +229,13 @@ class KafkaBroker:
             self._workdir = None
 
     def kill(self) -> None:
-        """Stop the broker process but keep its data (for ``restart``)."""
+        """Stop the broker, keeping its data (for ``restart``); returns once its process group is gone."""
         if self._proc is not None:
             stop_group(self._proc)
             self._proc = None
 
     def restart(self) -> None:
-        """Start the broker again on the same port and data directory."""
+        """Start the broker again on the same port and data directory; wait until it is the one listening."""
         if self._cmd is None:
             raise RuntimeError(f"{self.kind} cannot be restarted by this helper")
         self.kill()

@@ -14,7 +14,7 @@ __all__ = ["docker_available", "start_testcontainers_kafka"]
 def docker_available() -> bool:
     """Whether a Docker engine answers (and the ``testcontainers`` package is importable)."""
     try:
-        import testcontainers.kafka  # type: ignore[import-untyped]  # noqa: F401
+        import testcontainers.kafka  # type: ignore[import-untyped]  # noqa: F401 - is it installed?
 
         import docker  # type: ignore[import-untyped]
     except ImportError:

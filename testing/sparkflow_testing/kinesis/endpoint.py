@@ -53,7 +53,7 @@ LOG = logging.getLogger(__name__)
 START_TIMEOUT_S = 30.0
 REGION = "us-east-1"
 TEST_ACCESS_KEY = "testing"
-TEST_SECRET_KEY = "testing"  # noqa: S105 - a dummy credential for local endpoints
+TEST_SECRET_KEY = "testing"  # a dummy credential for local endpoints
 KINESALITE_VERSION = "3.3.3"
 ENDPOINT_KINDS = ("localstack", "moto", "kinesalite")
 
@@ -78,9 +78,9 @@ class Gap(Enum):
 def docker_available() -> bool:
     """Whether a Docker engine answers (and the testcontainers package is importable)."""
     try:
-        import testcontainers  # type: ignore[import-not-found]  # noqa: F401
+        import testcontainers  # type: ignore[import-not-found]  # noqa: F401 - is it installed?
 
-        import docker  # type: ignore[import-not-found]  # noqa: F401
+        import docker  # type: ignore[import-not-found]  # noqa: F401 - is it installed?
     except ImportError:
         return False
     try:
@@ -405,10 +405,10 @@ class ThrottlingProxy:
         proxy = self
 
         class _Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 return
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0") or 0))
                 action = (self.headers.get("X-Amz-Target") or "").rsplit(".", 1)[-1]
                 if proxy._should_throttle(action):
@@ -457,7 +457,7 @@ class ThrottlingProxy:
         # the client signed the original body; the endpoints used here do not verify signatures
         req = urllib.request.Request(self.target_url + path, data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(req, timeout=60) as resp:  # noqa: S310 - loopback endpoint
+            with urllib.request.urlopen(req, timeout=60) as resp:  # loopback endpoint
                 return resp.status, resp.read(), resp.headers
         except urllib.error.HTTPError as e:
             return e.code, e.read(), e.headers

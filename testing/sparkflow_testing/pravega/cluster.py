@@ -210,7 +210,7 @@ class EmulatorProcess:
             command += ["--data-dir", str(self.data_dir)]
         stderr: Any = subprocess.DEVNULL
         if self.log_path is not None:
-            stderr = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child
+            stderr = open(self.log_path, "ab")  # handed to the child
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parents[2])  # where sparkflow_testing is importable from
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
@@ -244,7 +244,7 @@ class EmulatorProcess:
     def stop(self, timeout: float = 10.0) -> None:
         """SIGTERM the emulator's process group (a clean stop), SIGKILL if it lingers."""
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
+        if process is None:
             return
         stop_group(process, timeout)
         if process.stdout is not None:
@@ -287,7 +287,7 @@ def docker_available(timeout: float = 3.0) -> bool:
 
 def _testcontainers_available() -> bool:
     try:
-        import testcontainers.core.container  # type: ignore[import-not-found]  # noqa: F401
+        import testcontainers.core.container  # type: ignore[import-not-found]  # noqa: F401 - is it installed?
     except ImportError:
         return False
     return True

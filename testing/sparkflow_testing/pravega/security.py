@@ -22,6 +22,7 @@ from pathlib import Path
 
 __all__ = ["StandaloneSecurity", "make_security", "password_file_line"]
 
+
 @dataclass(frozen=True)
 class StandaloneSecurity:
     """TLS and authentication settings of a standalone server (files made by the caller).
@@ -67,7 +68,6 @@ class StandaloneSecurity:
                 "singlenode.security.auth.credentials.pwd": self.password,
             })  # fmt: skip
         return props
-
 
 
 _ITERATIONS = 5000

@@ -17,6 +17,7 @@ Threading: none.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -30,7 +31,14 @@ from subprocess import Popen
 
 from connector_base.spark.parallelism import PARALLELISM_ENV
 from sparkflow_testing.maven import java_command
-from sparkflow_testing.processes import free_port, spawn_group, stop_group, wait_listening
+from sparkflow_testing.processes import (
+    KILL_WAIT_S,
+    free_port,
+    spawn_group,
+    stop_group,
+    wait_group_gone,
+    wait_listening,
+)
 
 __all__ = ["SparkStandaloneCluster", "executor_pid_of", "pyspark_home"]
 
@@ -245,9 +253,11 @@ class SparkStandaloneCluster:
     def stop_worker(self, index: int) -> None:
         """Kill worker ``index`` with its executors, for good (SIGKILL to its process group)."""
         proc = self._workers[index]
-        if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
+        proc.wait(10)
+        if not wait_group_gone(proc.pid, KILL_WAIT_S):  # its executors die with it, before a restart
+            raise RuntimeError(f"worker {index}'s process group {proc.pid} survived SIGKILL")
 
     def restart_worker(self, index: int) -> None:
         """Start worker ``index`` again after ``stop_worker`` (a new worker to the master); wait for it."""

@@ -78,7 +78,7 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 
 GOLDEN = Path(__file__).parent / "golden" / "spark_kafka_checkpoint"
-"""Written by Spark itself: pyspark 4.3.0 with spark-sql-kafka-0-10 4.2.0 (testing/sparkflow_testing/spark/kafka_source.py),
+"""Written by Spark itself: pyspark 4.3.0 with spark-sql-kafka-0-10 4.2.0 (sparkflow_testing.spark),
 ``readStream.format("kafka")`` on topic ``orders`` (3 partitions holding 5, 3 and 7 records),
 ``startingOffsets=earliest``, ``maxOffsetsPerTrigger=9``, ``Trigger.AvailableNow``, ``noop`` sink: two
 batches, ending at 3/1/4 and 5/3/7 (Spark's rate limit rounds 9 x 5/15, 9 x 3/15 and 9 x 7/15 down to

@@ -9,7 +9,7 @@ interface of its own (scale, truncate, inspect). Start it in its own process::
 See ``docs/pravega-emulator.md`` for what it covers and what it does not.
 """
 
-from . import _requirements  # noqa: F401  (fails clearly without the pravega extra)
+from . import _requirements  # noqa: F401 - fails clearly without the pravega extra
 from .control import ControlError, EmulatorControl
 from .server import EmulatorPorts, PravegaEmulator
 

@@ -153,7 +153,7 @@ class SegmentStorage:
         if self._data_dir is not None and data:
             handle = self._files.get(segment.name)
             if handle is None:
-                handle = open(self._segment_path(segment), "ab")  # noqa: SIM115 - kept open
+                handle = open(self._segment_path(segment), "ab")  # kept open
                 self._files[segment.name] = handle
             handle.write(data)
             handle.flush()

@@ -1,0 +1,141 @@
+"""``sparkflow_testing.processes``: a stop waits for the whole process group; a start checks who listens.
+
+The launchers here are small Python programs in their own session, shaped like the real ones:
+``noida-db``'s launcher starts the real binary as a child, which takes a while to stop after the
+launcher is gone (the restart race of issue 21).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from sparkflow_testing.processes import (
+    free_port,
+    group_members,
+    listening_pids,
+    spawn_group,
+    stop_group,
+    wait_listening,
+)
+
+# A launcher that starts a child and exits at once on SIGTERM; the child writes its pid, then takes
+# ``linger`` seconds to stop after SIGTERM (like a server flushing its data), or ignores SIGTERM.
+LAUNCHER = r"""
+import os, signal, subprocess, sys, time
+pid_file, linger, ignore = sys.argv[1], float(sys.argv[2]), sys.argv[3] == "ignore"
+child = r'''
+import os, signal, sys, time
+linger, ignore = float(sys.argv[1]), sys.argv[2] == "ignore"
+def on_term(*_):
+    if ignore:
+        return
+    time.sleep(linger)
+    os._exit(0)
+signal.signal(signal.SIGTERM, on_term)
+open(sys.argv[3], "w").write(str(os.getpid()))
+while True:
+    time.sleep(0.1)
+'''
+subprocess.Popen([sys.executable, "-c", child, str(linger), sys.argv[3], pid_file])
+signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+while True:
+    time.sleep(0.1)
+"""
+
+LISTENER = r"""
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen()
+while True:
+    time.sleep(0.1)
+"""
+
+
+def _launch(tmp_path: Path, linger: float, mode: str = "stop") -> tuple[subprocess.Popen[bytes], int]:
+    pid_file = tmp_path / f"child-{time.monotonic_ns()}.pid"
+    proc = spawn_group([sys.executable, "-c", LAUNCHER, str(pid_file), str(linger), mode], tmp_path / "log")
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.read_text()):
+        assert time.monotonic() < deadline and proc.poll() is None, "the launcher did not start its child"
+        time.sleep(0.05)
+    return proc, int(pid_file.read_text())
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_stop_waits_for_the_launchers_child_not_only_for_the_launcher(tmp_path: Path) -> None:
+    proc, child = _launch(tmp_path, linger=1.5)
+    assert set(group_members(proc.pid)) == {proc.pid, child}
+    stop_group(proc)
+    # the launcher exits at once; the child needs 1.5 s: a stop that waited for the launcher only
+    # returned while the child still ran (the old ``stop_group``)
+    assert proc.poll() is not None
+    assert not _alive(child)
+    assert group_members(proc.pid) == []
+
+
+def test_stop_kills_a_group_that_ignores_sigterm(tmp_path: Path) -> None:
+    proc, child = _launch(tmp_path, linger=0, mode="ignore")
+    started = time.monotonic()
+    stop_group(proc, timeout_s=0.5)
+    assert not _alive(child)
+    assert group_members(proc.pid) == []
+    assert time.monotonic() - started >= 0.5  # SIGTERM was given its chance first
+
+
+def test_stop_of_a_group_whose_launcher_already_exited_still_stops_the_child(tmp_path: Path) -> None:
+    proc, child = _launch(tmp_path, linger=0.5)
+    os.kill(proc.pid, 9)  # the launcher dies alone: the child lives on in its group
+    proc.wait(10)
+    assert _alive(child)
+    stop_group(proc)
+    assert not _alive(child)
+
+
+def test_wait_listening_accepts_the_group_it_started(tmp_path: Path) -> None:
+    port = free_port()
+    proc = spawn_group([sys.executable, "-c", LISTENER, str(port)], tmp_path / "log")
+    try:
+        wait_listening("127.0.0.1", port, proc, 30, tmp_path / "log", "listener")
+        owners = listening_pids(port)
+        assert owners is not None and owners <= {proc.pid}
+    finally:
+        stop_group(proc)
+
+
+def test_wait_listening_rejects_a_port_held_by_an_earlier_instance(tmp_path: Path) -> None:
+    port = free_port()
+    old = spawn_group([sys.executable, "-c", LISTENER, str(port)], tmp_path / "old.log")
+    new = spawn_group([sys.executable, "-c", "import time; time.sleep(60)"], tmp_path / "new.log")
+    try:
+        wait_listening("127.0.0.1", port, old, 30, tmp_path / "old.log", "old listener")
+        held = rf"held by pid \[{old.pid}\], not by the process group {new.pid}"
+        with pytest.raises(TimeoutError, match=held):
+            wait_listening("127.0.0.1", port, new, 1.0, tmp_path / "new.log", "new server")
+    finally:
+        stop_group(new)
+        stop_group(old)
+    with socket.socket() as s:  # the port is free again: the old group is gone, not just signalled
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", port))
+
+
+def test_wait_listening_fails_when_what_it_started_exits(tmp_path: Path) -> None:
+    port = free_port()
+    log = tmp_path / "log"
+    proc = spawn_group([sys.executable, "-c", "print('already running'); raise SystemExit(3)"], log)
+    with pytest.raises(RuntimeError, match="exited with 3: already running"):
+        wait_listening("127.0.0.1", port, proc, 30, log, "server")
