@@ -20,9 +20,12 @@ from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanne
 from connector_base.spark.event_time_options import EventTimeOptions
 from connector_base.spark.filters import ColumnFilter, FilterSupport
 from connectors._extras import require_extra
+from connectors.formats.format_options import RecordFormatOptions
+from connectors.formats.spark_schema import decoded_schema, decoder_for
 from connectors.kafka.event_time import KAFKA_EVENT_TIME_COLUMN
 from connectors.kafka.filter_pushdown import kafka_filter_support
-from connectors.kafka.options import KafkaSourceOptions
+from connectors.kafka.options import KafkaSourceOptions, SubscriptionKind, parse_subscription
+from connectors.kafka.record_emitter import arrow_schema
 from connectors.kafka.planner import KafkaSplitPlanner
 from connectors.kafka.sink import KafkaBatchWriter, KafkaSinkOptions, KafkaStreamWriter, validate_sink_schema
 from connectors.kafka.source import KafkaSource
@@ -65,8 +68,28 @@ class KafkaDataSource(SourceDataSource):
 
     @override
     def default_schema(self) -> StructType:
+        """Spark's Kafka columns; with ``keyFormat``/``valueFormat``, the decoded columns (registry asked now)."""
         raw = {k.lower(): v for k, v in self.options.items()}.get("includeheaders", "false")
-        return kafka_schema(str(raw).strip().lower() == "true")
+        headers = str(raw).strip().lower() == "true"
+        formats = self._formats()
+        if not formats.active:
+            return kafka_schema(headers)
+        return decoded_schema(arrow_schema(headers), formats, self._single_topic())
+
+    def _formats(self) -> RecordFormatOptions:
+        return RecordFormatOptions.parse(dict(self.options))
+
+    def _single_topic(self) -> str | None:
+        """The one topic read (``subscribe`` or ``assign`` of one topic), for ``<topic>-value`` subjects."""
+        try:
+            sub = parse_subscription({k.lower(): v for k, v in self.options.items()})
+        except ConnectorError:
+            return None
+        if sub.kind is SubscriptionKind.SUBSCRIBE and len(sub.topics) == 1:
+            return sub.topics[0]
+        if sub.kind is SubscriptionKind.ASSIGN and len({t for t, _p in sub.partitions}) == 1:
+            return sub.partitions[0][0]
+        return None
 
     def _options(self, streaming: bool) -> KafkaSourceOptions:
         require_extra(f"format {self.name()!r}", "kafka", CLIENT_MODULES)
@@ -74,7 +97,12 @@ class KafkaDataSource(SourceDataSource):
 
     @override
     def create_source(self, schema: StructType, streaming: bool) -> KafkaSource:
-        return KafkaSource(self._options(streaming))
+        options = self._options(streaming)
+        formats = self._formats()
+        if not formats.active:
+            return KafkaSource(options)
+        topic = self._single_topic()
+        return KafkaSource(options, lambda: decoder_for(schema, formats, topic))
 
     @override
     def create_planner(self, source: KafkaSource) -> SplitPlanner[object]:  # type: ignore[override]

@@ -11,11 +11,12 @@ from typing import Any
 
 from connector_base import InvalidOptionError
 from connector_base.spark import ReadLimitOptions, parse_duration_ms
+from connectors.formats.format_options import is_format_option
 from connectors.kafka.client_config import REDACTED, redact, translate_client_options
 from connectors.kafka.java_settings import check_librdkafka, translate_java_settings
 from connectors.kafka.positions import EARLIEST, LATEST, OffsetsInitializer, TimestampStrategy, TopicPartition
 
-__all__ = ["KafkaSourceOptions", "Subscription", "SubscriptionKind"]
+__all__ = ["KafkaSourceOptions", "Subscription", "SubscriptionKind", "parse_subscription"]
 
 DEFAULT_GROUP_ID_PREFIX = "spark-kafka-source"
 DEFAULT_CONSUME_BATCH = 20_000
@@ -142,7 +143,8 @@ def _partition_map(raw: str, name: str, expected: str) -> dict[TopicPartition, i
     return out
 
 
-def _subscription(opts: Mapping[str, str]) -> Subscription:
+def parse_subscription(opts: Mapping[str, str]) -> Subscription:
+    """``assign`` / ``subscribe`` / ``subscribePattern`` of lower-case ``opts``."""
     given = [k for k in ("assign", "subscribe", "subscribepattern") if k in opts]
     if len(given) != 1:
         raise InvalidOptionError(
@@ -309,17 +311,19 @@ class KafkaSourceOptions:
         """Validate ``options`` (case-insensitive names); raises ``InvalidOptionError`` naming the option."""
         for name, value in options.items():
             key = name.lower()
-            if not key.startswith("kafka.") and key not in _SOURCE_OPTIONS:
+            if not key.startswith("kafka.") and key not in _SOURCE_OPTIONS and not is_format_option(key):
                 raise InvalidOptionError(
                     name,
                     value,
                     "a 'kafka.*' client setting or one of " + ", ".join(sorted(_SOURCE_OPTIONS)),
                 )
-        opts = translate_java_settings({k.lower(): v for k, v in options.items() if v is not None})
+        opts = translate_java_settings(
+            {k.lower(): v for k, v in options.items() if v is not None and not is_format_option(k.lower())}
+        )
         bootstrap = opts.get("kafka.bootstrap.servers", "").strip()
         if not bootstrap:
             raise InvalidOptionError("kafka.bootstrap.servers", None, "a comma-separated list of host:port")
-        subscription = _subscription(opts)
+        subscription = parse_subscription(opts)
         strategy_raw = opts.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
         if strategy_raw not in ("error", "latest"):
             raise InvalidOptionError("startingOffsetsByTimestampStrategy", strategy_raw, "error or latest")

@@ -12,6 +12,7 @@ from typing_extensions import override
 
 from connector_base import BatchEmitter
 from connector_base.source_output import SourceOutput
+from connectors.formats.record_decoder import RecordDecoder
 from connectors.kafka.split import KafkaPartitionSplitState
 from connectors.kafka.split_reader import KafkaRecords
 
@@ -44,9 +45,10 @@ class KafkaRecordEmitter(BatchEmitter[KafkaRecords, Any, KafkaPartitionSplitStat
     librdkafka's type minus one.
     """
 
-    def __init__(self, include_headers: bool) -> None:
+    def __init__(self, include_headers: bool, decoder: RecordDecoder | None = None) -> None:
         self._include_headers = include_headers
         self._schema = arrow_schema(include_headers)
+        self._decoder = decoder
 
     def build_batch(self, records: KafkaRecords, schema: pa.Schema | None = None) -> pa.RecordBatch:
         """The Arrow batch of ``records`` (in ``schema`` if given, else the default schema)."""
@@ -94,9 +96,32 @@ class KafkaRecordEmitter(BatchEmitter[KafkaRecords, Any, KafkaPartitionSplitStat
     ) -> None:
         if not element.messages:
             return
-        batch, stamps = self.build_batch_and_timestamps(element, getattr(output, "schema", None))
+        target = getattr(output, "schema", None)
+        if self._decoder is None:
+            batch, stamps = self.build_batch_and_timestamps(element, target)
+        else:
+            batch, stamps = self._decoded(element, target)
         output.collect_batch(batch, stamps)  # with the record timestamps, for event time
         split_state.next_offset = element.messages[-1].offset() + 1
+
+    def _decoded(
+        self, records: KafkaRecords, target: pa.Schema | None
+    ) -> tuple[pa.RecordBatch, np.ndarray[Any, np.dtype[np.int64]]]:
+        """The batch with keys/values decoded (``keyFormat``/``valueFormat``), rows dropped if malformed."""
+        assert self._decoder is not None
+        raw, stamps = self.build_batch_and_timestamps(records, self._schema)
+        offsets = raw.column("offset").to_numpy()
+        topic, partition = records.topic, records.partition
+
+        def locate(row: int) -> str:
+            return f"topic {topic!r}, partition {partition}, offset {int(offsets[row])}"
+
+        batch, kept = self._decoder.decode(raw, locate)
+        if kept is not None:
+            stamps = stamps[kept]
+        if target is not None and batch.schema != target and len(target) == batch.num_columns:
+            batch = batch.cast(target)
+        return batch, stamps
 
     @override
     def emit_records(

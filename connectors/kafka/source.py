@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from typing_extensions import override
 
 from connector_base import (
@@ -12,6 +14,7 @@ from connector_base import (
     SplitEnumeratorContext,
     VersionedSerializer,
 )
+from connectors.formats.record_decoder import RecordDecoder
 from connectors.kafka.cluster_client import KafkaClusterClient
 from connectors.kafka.enumerator import (
     ENUMERATOR_STATE_SERIALIZER,
@@ -45,8 +48,9 @@ class KafkaSourceReader(
 class KafkaSource(Source[object, KafkaPartitionSplit, KafkaEnumeratorState]):
     """Bounded for batch queries (stopping offsets resolved at planning), unbounded for streaming."""
 
-    def __init__(self, options: KafkaSourceOptions) -> None:
+    def __init__(self, options: KafkaSourceOptions, decoder: Callable[[], RecordDecoder] | None = None) -> None:
         self.options = options
+        self._decoder = decoder  # keyFormat/valueFormat: builds the reader's decoder (executor side)
 
     @property
     @override
@@ -72,7 +76,9 @@ class KafkaSource(Source[object, KafkaPartitionSplit, KafkaEnumeratorState]):
     def create_reader(self, context: SourceReaderContext) -> KafkaSourceReader:
         opts = self.options
         return KafkaSourceReader(
-            lambda: KafkaPartitionSplitReader(opts), KafkaRecordEmitter(opts.include_headers), context
+            lambda: KafkaPartitionSplitReader(opts),
+            KafkaRecordEmitter(opts.include_headers, self._decoder() if self._decoder else None),
+            context,
         )
 
     @property

@@ -1,0 +1,204 @@
+"""``RecordDecoder``: a batch of raw records (``key``/``value`` binary columns) -> typed columns.
+
+Shared by the Kafka and Pravega sources. ``output_schema(base)`` is the Arrow schema of the result
+(the driver turns it into the DataFrame's schema); ``decode(batch, locate)`` returns the decoded
+batch in it and, for ``DROPMALFORMED``, which input rows were kept. The Confluent header (magic 0,
+4-byte big-endian schema id) is read for the whole column with numpy; payloads are grouped by
+writer schema id and each group decoded in one call (``AvroDecoder``). ``locate(row)`` names the
+record for messages (e.g. ``topic t, partition 0, offset 42``).
+
+Threading: one decoder per reader thread; the registry client underneath is shared and thread-safe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from connector_base import ConnectorError, MalformedRecordError
+from connectors.formats.avro_decoder import AvroDecoder, describe_error, is_resolution_error
+from connectors.formats.format_options import FormatKind, Layout, ParseMode, PayloadFormat, RecordFormatOptions
+from connectors.formats.reader_schemas import ReaderSchema
+from connectors.formats.registry_client import RegistryClient, SchemaNotFoundError
+
+__all__ = ["RecordDecoder", "confluent_header"]
+
+MAGIC = 0
+HEADER_BYTES = 5
+
+
+def confluent_header(column: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(valid, well_formed, schema_ids)`` of a binary column: non-null, magic 0 and >= 5 bytes, ids."""
+    arr = column.cast(pa.binary()) if column.type != pa.binary() else column
+    n = len(arr)
+    valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    bufs = arr.buffers()
+    offsets = np.frombuffer(bufs[1], dtype=np.int32)[arr.offset : arr.offset + n + 1] if bufs[1] else np.zeros(n + 1, np.int32)
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else np.zeros(0, np.uint8)
+    starts, lengths = offsets[:-1].astype(np.int64), np.diff(offsets).astype(np.int64)
+    long_enough = valid & (lengths >= HEADER_BYTES)
+    safe = np.where(long_enough, starts, 0)
+    if data.size < HEADER_BYTES:
+        data = np.zeros(HEADER_BYTES, np.uint8)
+    head = np.stack([data[np.minimum(safe + k, data.size - 1)] for k in range(HEADER_BYTES)], axis=1).astype(np.int64)
+    well_formed = long_enough & (head[:, 0] == MAGIC)
+    ids = (head[:, 1] << 24) | (head[:, 2] << 16) | (head[:, 3] << 8) | head[:, 4]
+    return valid, well_formed, np.where(well_formed, ids, -1)
+
+
+class _PayloadDecoder:
+    """Decodes one column (key or value) with its reader schema."""
+
+    def __init__(self, payload: PayloadFormat, reader: ReaderSchema, options: RecordFormatOptions) -> None:
+        self.payload = payload
+        self.reader = reader
+        self.avro = AvroDecoder(reader.text)
+        self._registry = RegistryClient.for_options(options.registry) if options.registry else None
+        self._writer_texts: dict[int, str] = {}
+
+    @property
+    def arrow_type(self) -> pa.DataType:
+        return self.avro.arrow_type
+
+    def _writer_text(self, schema_id: int, where: str) -> str:
+        text = self._writer_texts.get(schema_id)
+        if text is None:
+            assert self._registry is not None
+            text, kind = self._registry.schema_by_id(schema_id, where)
+            if kind.upper() != "AVRO":
+                raise SchemaNotFoundError(f"{where}: schema id {schema_id} is a {kind} schema, not Avro")
+            self._writer_texts[schema_id] = text
+        return text
+
+    def decode(self, column: pa.Array, locate: Callable[[int], str]) -> tuple[pa.Array, dict[int, str]]:
+        """The decoded array (null where the input is null or malformed) and the errors by row."""
+        n = len(column)
+        values: list[Any] = [None] * n
+        errors: dict[int, str] = {}
+        raw = column.to_pylist()
+        role = self.payload.role
+        if self.payload.kind is FormatKind.AVRO:
+            rows = [i for i in range(n) if raw[i] is not None]
+            groups = {-1: rows}
+            bodies = raw
+        else:
+            valid, well_formed, ids = confluent_header(column)
+            for i in np.flatnonzero(valid & ~well_formed):
+                v = raw[i]
+                errors[int(i)] = (
+                    f"the {role} is not in the Confluent wire format (magic byte 0, 4-byte schema id, "
+                    f"payload): {len(v)} bytes starting {v[:5].hex() or 'empty'}"
+                )
+            groups = {}
+            for i in np.flatnonzero(well_formed):
+                groups.setdefault(int(ids[i]), []).append(int(i))
+            bodies = [None if v is None else v[HEADER_BYTES:] for v in raw]
+        for schema_id, rows in groups.items():
+            if schema_id == -1:
+                writer = self.reader.text
+            else:
+                try:
+                    writer = self._writer_text(schema_id, locate(rows[0]))
+                except SchemaNotFoundError as exc:
+                    for i in rows:
+                        errors[i] = f"unknown {role} schema id {schema_id}: {exc}"
+                    continue
+            try:
+                decoded = self.avro.decode_group([bodies[i] for i in rows], writer)
+            except Exception as exc:  # noqa: BLE001 - a writer schema the reader cannot resolve
+                for i in rows:
+                    errors[i] = f"{role} schema id {schema_id} cannot be read with the reader schema: {describe_error(exc)}"
+                continue
+            for i, d in zip(rows, decoded, strict=True):
+                if isinstance(d, Exception):
+                    label = f"schema id {schema_id}" if schema_id != -1 else "the inline schema"
+                    if is_resolution_error(d):
+                        errors[i] = f"{role} {label} cannot be read with the reader schema: {describe_error(d)}"
+                    else:
+                        errors[i] = f"malformed Avro {role} ({label}): {describe_error(d)}"
+                else:
+                    values[i] = d
+        return self.avro.to_arrow(values), errors
+
+
+class RecordDecoder:
+    """Decodes the ``key``/``value`` columns of raw batches per ``RecordFormatOptions``."""
+
+    def __init__(self, options: RecordFormatOptions, readers: dict[str, ReaderSchema]) -> None:
+        self.options = options
+        missing = [p.role for p in options.payloads if p.role not in readers]
+        if missing:
+            raise ConnectorError(f"no reader schema was fixed for the {', '.join(missing)} at planning")
+        self._decoders = {p.role: _PayloadDecoder(p, readers[p.role], options) for p in options.payloads}
+
+    def _columns_of(self, role: str, typ: pa.DataType) -> list[pa.Field]:
+        payload = self.options.key if role == "key" else self.options.value
+        if payload.layout is Layout.COLUMNS and pa.types.is_struct(typ):
+            prefix = self.options.key_prefix if role == "key" else ""
+            return [pa.field(prefix + f.name, f.type) for f in typ]
+        return [pa.field(role, typ)]
+
+    def output_schema(self, base: pa.Schema) -> pa.Schema:
+        """The Arrow schema of decoded batches, given the raw batches' schema."""
+        fields: list[pa.Field] = []
+        for f in base:
+            decoder = self._decoders.get(f.name)
+            fields.extend(self._columns_of(f.name, decoder.arrow_type) if decoder else [f])
+        if self.options.mode is ParseMode.PERMISSIVE:
+            fields.append(pa.field(self.options.corrupt_column, pa.string()))
+        names = [f.name for f in fields]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ConnectorError(
+                f"decoded columns collide: {', '.join(dupes)} appear twice in {names}; set valueLayout=struct "
+                "(or keyLayout=struct), or keyFieldsPrefix, or columnNameOfCorruptRecord"
+            )
+        return pa.schema(fields)
+
+    def decode(self, batch: pa.RecordBatch, locate: Callable[[int], str]) -> tuple[pa.RecordBatch, np.ndarray | None]:
+        """The decoded batch and, when rows were dropped (``DROPMALFORMED``), the kept rows' mask."""
+        decoded: dict[str, pa.Array] = {}
+        errors: dict[int, str] = {}
+        for role, decoder in self._decoders.items():
+            arr, errs = decoder.decode(batch.column(role), locate)
+            decoded[role] = arr
+            for i, e in errs.items():
+                errors.setdefault(i, e)
+        mode = self.options.mode
+        if errors and mode is ParseMode.FAILFAST:
+            first = min(errors)
+            raise MalformedRecordError(
+                f"{locate(first)}: {errors[first]} (mode=FAILFAST; mode=PERMISSIVE keeps such records with "
+                f"the reason in column {self.options.corrupt_column!r}, mode=DROPMALFORMED skips them)"
+            )
+        columns: list[pa.Array] = []
+        for name in batch.schema.names:
+            if name in decoded:
+                arr = decoded[name]
+                if errors:  # a row with any malformed payload has every decoded payload null
+                    arr = _null_rows(arr, errors)
+                payload = self.options.key if name == "key" else self.options.value
+                if payload.layout is Layout.COLUMNS and pa.types.is_struct(arr.type):
+                    columns.extend(arr.flatten())
+                else:
+                    columns.append(arr)
+            else:
+                columns.append(batch.column(name))
+        if mode is ParseMode.PERMISSIVE:
+            columns.append(pa.array([errors.get(i) and f"{locate(i)}: {errors[i]}" for i in range(batch.num_rows)], pa.string()))
+        out = pa.RecordBatch.from_arrays(columns, schema=self.output_schema(batch.schema))
+        if errors and mode is ParseMode.DROPMALFORMED:
+            keep = np.ones(batch.num_rows, dtype=bool)
+            keep[list(errors)] = False
+            return out.filter(pa.array(keep)), keep
+        return out, None
+
+
+def _null_rows(arr: pa.Array, errors: dict[int, str]) -> pa.Array:
+    mask = np.zeros(len(arr), dtype=bool)
+    mask[list(errors)] = True
+    return pc.if_else(pa.array(mask), pa.scalar(None, arr.type), arr)

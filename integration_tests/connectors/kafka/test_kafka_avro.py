@@ -1,0 +1,321 @@
+"""``valueFormat`` / ``keyFormat`` = ``avro-confluent`` / ``avro`` on real Kafka with a real registry.
+
+Records are written by confluent-kafka's own ``AvroSerializer`` (the interoperability oracle) to
+the most faithful broker, and read back through ``kafka-unified`` with the schema registry fixture
+(Apicurio 2.6.13). Registry and broker are shared by the session.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import json
+import uuid
+from typing import Any
+
+import pytest
+
+from connectors.testing.kafka_cluster import KafkaBroker
+from connectors.testing.registry.apicurio import SchemaRegistryServer
+from integration_tests.connectors.kafka.helpers import memory_query, reader, stream
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(300)]
+
+ORDER_V1 = {
+    "type": "record",
+    "name": "Order",
+    "namespace": "shop",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "customer", "type": ["null", "string"], "default": None},
+        {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
+        {"name": "placed", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "status", "type": {"type": "enum", "name": "Status", "symbols": ["NEW", "PAID", "SHIPPED"]}},
+        {"name": "items", "type": {"type": "array", "items": "string"}},
+        {"name": "attrs", "type": {"type": "map", "values": "long"}},
+        {
+            "name": "address",
+            "type": {
+                "type": "record",
+                "name": "Address",
+                "fields": [{"name": "city", "type": "string"}, {"name": "zip", "type": ["null", "int"]}],
+            },
+        },
+    ],
+}
+ORDER_V2 = {
+    **ORDER_V1,
+    "fields": [*ORDER_V1["fields"], {"name": "channel", "type": "string", "default": "web"}],
+}
+KEY_SCHEMA = {"type": "record", "name": "OrderKey", "namespace": "shop", "fields": [{"name": "region", "type": "string"}]}
+
+
+def _order(i: int, v2: bool = False) -> dict[str, Any]:
+    rec = {
+        "id": i,
+        "customer": None if i % 3 == 0 else f"c{i}",
+        "amount": decimal.Decimal(f"{i}.{i % 100:02d}"),
+        "placed": datetime.datetime(2024, 5, 1, tzinfo=datetime.UTC) + datetime.timedelta(seconds=i),
+        "status": ["NEW", "PAID", "SHIPPED"][i % 3],
+        "items": [f"sku{j}" for j in range(i % 3)],
+        "attrs": {"n": i},
+        "address": {"city": f"city{i % 5}", "zip": None if i % 2 else 1000 + i},
+    }
+    if v2:
+        rec["channel"] = "app"
+    return rec
+
+
+def _serialize(registry: SchemaRegistryServer, topic: str, schema: dict[str, Any], records: list[Any], field: str = "value", **conf: Any) -> list[bytes]:
+    """Records encoded by confluent-kafka's own AvroSerializer (registering the schema)."""
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    ser = AvroSerializer(registry.client(), json.dumps(schema), conf=conf or None)
+    ctx = SerializationContext(topic, MessageField.VALUE if field == "value" else MessageField.KEY)
+    return [ser(r, ctx) for r in records]
+
+
+def _avro(spark: Any, broker: KafkaBroker, registry: SchemaRegistryServer, topic: str, **options: str) -> Any:
+    return reader(spark, broker, subscribe=topic, **{"schemaRegistry.url": registry.url, **options}).load()
+
+
+def test_values_written_by_confluent_serializer_become_typed_columns(
+    spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer
+) -> None:
+    topic = reference_broker.create_topic(2)
+    reference_broker.produce(topic, _serialize(schema_registry, topic, ORDER_V1, [_order(i) for i in range(60)]))
+    df = _avro(spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent")
+    assert df.schema.simpleString() == (
+        "struct<key:binary,id:bigint,customer:string,amount:decimal(9,2),placed:timestamp,status:string,"
+        "items:array<string>,attrs:map<string,bigint>,address:struct<city:string,zip:int>,topic:string,"
+        "partition:int,offset:bigint,timestamp:timestamp,timestampType:int>"
+    )
+    rows = sorted(df.collect(), key=lambda r: r["id"])
+    assert [r["id"] for r in rows] == list(range(60))
+    for r in rows:
+        want = _order(r["id"])
+        assert r["customer"] == want["customer"] and r["amount"] == want["amount"]
+        assert r["status"] == want["status"] and r["items"] == want["items"] and r["attrs"] == want["attrs"]
+        assert r["address"].asDict() == want["address"]
+        assert r["placed"].replace(tzinfo=None) == (want["placed"] - datetime.timedelta(0)).astimezone().replace(tzinfo=None)
+        assert r["topic"] == topic and r["partition"] in (0, 1)
+
+
+def test_struct_layout_key_fields_prefixed_and_tombstones(
+    spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer
+) -> None:
+    topic = reference_broker.create_topic(1)
+    keys = _serialize(schema_registry, topic, KEY_SCHEMA, [{"region": f"r{i % 2}"} for i in range(10)], field="key")
+    values: list[Any] = _serialize(schema_registry, topic, ORDER_V1, [_order(i) for i in range(10)])
+    values[3] = None  # a tombstone: a null value, not a malformed one
+    reference_broker.produce(topic, values, keys=keys)
+    cols = _avro(
+        spark, reference_broker, schema_registry, topic, keyFormat="avro-confluent", valueFormat="avro-confluent"
+    )
+    assert cols.columns[:3] == ["key_region", "id", "customer"]
+    rows = sorted(cols.collect(), key=lambda r: r["offset"])
+    assert [r["key_region"] for r in rows] == [f"r{i % 2}" for i in range(10)]
+    assert rows[3]["id"] is None and rows[4]["id"] == 4
+    nested = _avro(
+        spark, reference_broker, schema_registry, topic,
+        keyFormat="avro-confluent", valueFormat="avro-confluent", valueLayout="struct", keyLayout="struct",
+    )  # fmt: skip
+    assert nested.columns == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
+    rows = sorted(nested.collect(), key=lambda r: r["offset"])
+    assert rows[3]["value"] is None and rows[5]["value"]["id"] == 5 and rows[5]["key"]["region"] == "r1"
+
+
+def test_evolution_latest_by_version_and_by_id(
+    spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer
+) -> None:
+    topic = reference_broker.create_topic(1)
+    reference_broker.produce(topic, _serialize(schema_registry, topic, ORDER_V1, [_order(i) for i in range(5)]))
+    v1_id = schema_registry.client().get_latest_version(f"{topic}-value").schema_id
+    reference_broker.produce(topic, _serialize(schema_registry, topic, ORDER_V2, [_order(i, True) for i in range(5, 10)]))
+    latest = _avro(spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent")
+    rows = sorted(latest.collect(), key=lambda r: r["id"])
+    # v1 records resolved to the v2 reader schema take the added field's default
+    assert [r["channel"] for r in rows] == ["web"] * 5 + ["app"] * 5
+    for opts in ({"valueSchemaVersion": "1"}, {"valueSchemaId": str(v1_id)}):
+        old = _avro(spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent", **opts)
+        assert "channel" not in old.columns
+        assert sorted(r["id"] for r in old.collect()) == list(range(10))
+
+
+def test_subject_strategies_and_explicit_subject(
+    spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer
+) -> None:
+    from confluent_kafka.schema_registry import record_subject_name_strategy, topic_record_subject_name_strategy
+
+    topic = reference_broker.create_topic(1)
+    recs = [_order(i) for i in range(4)]
+    payloads = _serialize(schema_registry, topic, ORDER_V1, recs, **{"subject.name.strategy": record_subject_name_strategy})
+    payloads += _serialize(
+        schema_registry, topic, ORDER_V2, [_order(i, True) for i in range(4, 8)],
+        **{"subject.name.strategy": topic_record_subject_name_strategy},
+    )  # fmt: skip
+    reference_broker.produce(topic, payloads)
+    by_record = _avro(
+        spark, reference_broker, schema_registry, topic,
+        valueFormat="avro-confluent", subjectNameStrategy="record", valueRecordName="shop.Order",
+    )  # fmt: skip
+    assert "channel" not in by_record.columns and by_record.count() == 8
+    by_topic_record = _avro(
+        spark, reference_broker, schema_registry, topic,
+        valueFormat="avro-confluent", subjectNameStrategy="topic-record", valueRecordName="shop.Order",
+    )  # fmt: skip
+    assert sorted(r["channel"] for r in by_topic_record.collect()) == ["app"] * 4 + ["web"] * 4
+    explicit = _avro(spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent", valueSubject=f"{topic}-shop.Order")
+    assert "channel" in explicit.columns
+    with pytest.raises(Exception, match="valueRecordName"):
+        _avro(spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent", subjectNameStrategy="record")
+
+
+def test_plain_avro_with_inline_schema(spark: Any, reference_broker: KafkaBroker) -> None:
+    import io
+
+    import fastavro
+
+    topic = reference_broker.create_topic(1)
+    parsed = fastavro.parse_schema(ORDER_V1)
+    bodies = []
+    for i in range(6):
+        buf = io.BytesIO()
+        fastavro.schemaless_writer(buf, parsed, _order(i))
+        bodies.append(buf.getvalue())
+    reference_broker.produce(topic, bodies)
+    df = reader(spark, reference_broker, subscribe=topic, valueFormat="avro", valueSchema=json.dumps(ORDER_V1)).load()
+    assert sorted(r["id"] for r in df.collect()) == list(range(6))
+
+
+def _bad_topic(broker: KafkaBroker, registry: SchemaRegistryServer) -> str:
+    topic = broker.create_topic(1)
+    good = _serialize(registry, topic, ORDER_V1, [_order(i) for i in range(4)])
+    unknown_id = b"\x00" + (987654).to_bytes(4, "big") + good[0][5:]
+    broker.produce(topic, [good[0], b"not avro at all", good[1], unknown_id, good[2][:8], good[3]])
+    return topic
+
+
+def test_parse_modes(spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer) -> None:
+    topic = _bad_topic(reference_broker, schema_registry)
+    failfast = _avro(spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent")
+    with pytest.raises(Exception, match=rf"topic '{topic}', partition 0, offset 1: the value is not in the Confluent wire format"):
+        failfast.collect()
+    permissive = _avro(spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent", mode="PERMISSIVE")
+    rows = sorted(permissive.collect(), key=lambda r: r["offset"])
+    assert [r["id"] for r in rows] == [0, None, 1, None, None, 3]
+    assert [r["_corrupt_record"] is None for r in rows] == [True, False, True, False, False, True]
+    assert "unknown value schema id 987654" in rows[3]["_corrupt_record"]
+    assert f"offset 4: malformed Avro value (schema id" in rows[4]["_corrupt_record"]
+    dropped = _avro(spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent", mode="DROPMALFORMED")
+    assert sorted(r["id"] for r in dropped.collect()) == [0, 1, 3]
+
+
+def test_unknown_schema_id_fails_naming_the_record(
+    spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer
+) -> None:
+    topic = reference_broker.create_topic(1)
+    good = _serialize(schema_registry, topic, ORDER_V1, [_order(0)])
+    reference_broker.produce(topic, [good[0], b"\x00" + (424242).to_bytes(4, "big") + good[0][5:]])
+    df = _avro(spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent")
+    with pytest.raises(Exception, match=rf"offset 1: unknown value schema id 424242"):
+        df.collect()
+
+
+def test_unresolvable_reader_schema_names_the_record(
+    spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer
+) -> None:
+    topic = reference_broker.create_topic(1)
+    reference_broker.produce(topic, _serialize(schema_registry, topic, ORDER_V1, [_order(0)]))
+    reader_schema = {"type": "record", "name": "Order", "namespace": "shop", "fields": [{"name": "required_new", "type": "int"}]}
+    schema_registry.set_compatibility(f"{topic}-value", "NONE")
+    schema_registry.register(f"{topic}-value", json.dumps(reader_schema))
+    df = _avro(spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent")
+    with pytest.raises(Exception, match=rf"offset 0: value schema id \d+ cannot be read with the reader schema"):
+        df.collect()
+
+
+def test_bad_options_fail_at_load(spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer) -> None:
+    topic = reference_broker.create_topic(1)
+    cases = [
+        ({"valueFormat": "avro-confluent"}, "schemaRegistry.url"),
+        ({"valueFormat": "avro-confluent", "schemaRegistry.url": "ftp://x"}, "schemaRegistry.url"),
+        ({"valueFormat": "avro"}, "valueSchema"),
+        ({"valueFormat": "parquet"}, "valueFormat"),
+        ({"valueFormat": "avro-confluent", "schemaRegistry.url": schema_registry.url, "mode": "lenient"}, "mode"),
+        ({"valueFormat": "avro-confluent", "schemaRegistry.url": schema_registry.url, "schemaRegistry.colour": "x"}, "schemaRegistry.colour"),
+        ({"valueFormat": "avro-confluent", "schemaRegistry.url": schema_registry.url}, "has no subject"),
+    ]
+    for options, expected in cases:
+        with pytest.raises(Exception, match=expected):
+            reader(spark, reference_broker, subscribe=topic, **options).load()
+
+
+def test_registry_down_bounded_retries_no_credentials(spark: Any, reference_broker: KafkaBroker) -> None:
+    from connectors.testing.processes import free_port
+
+    topic = reference_broker.create_topic(1)
+    secret = f"s3cret-{uuid.uuid4().hex}"
+    url = f"http://127.0.0.1:{free_port()}"
+    df = reader(
+        spark, reference_broker, subscribe=topic, valueFormat="avro-confluent",
+        **{"schemaRegistry.url": url, "schemaRegistry.basic.auth.user.info": f"alice:{secret}",
+           "schemaRegistry.max.retries": "2", "schemaRegistry.retries.wait.ms": "10"},
+    )  # fmt: skip
+    with pytest.raises(Exception) as info:
+        df.load()
+    text = str(info.value)
+    assert f"the schema registry at {url} is unreachable after 2 retries" in text
+    assert secret not in text
+
+
+def test_tls_client_certificate_and_credentials(
+    spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer
+) -> None:
+    sec = schema_registry.security
+    assert sec is not None and schema_registry.secure_url is not None
+    topic = reference_broker.create_topic(1)
+    reference_broker.produce(topic, _serialize(schema_registry, topic, ORDER_V1, [_order(i) for i in range(3)]))
+    tls = {
+        "schemaRegistry.url": schema_registry.secure_url,
+        "schemaRegistry.ssl.ca.location": str(sec.ca_pem),
+        "schemaRegistry.ssl.certificate.location": str(sec.client_cert),
+        "schemaRegistry.ssl.key.location": str(sec.client_key),
+        "schemaRegistry.max.retries": "1",
+    }
+    basic = {"schemaRegistry.basic.auth.user.info": f"{sec.user}:{sec.password}"}
+    bearer = {"schemaRegistry.bearer.auth.token": sec.token}
+    for creds in (basic, bearer):
+        df = reader(spark, reference_broker, subscribe=topic, valueFormat="avro-confluent", **tls, **creds).load()
+        assert sorted(r["id"] for r in df.collect()) == [0, 1, 2]
+    refused = [
+        ({**tls, "schemaRegistry.basic.auth.user.info": f"{sec.user}:wrong-{sec.password}"}, "refused the credentials"),
+        ({**tls}, "refused the credentials"),
+        ({**tls, **basic, "schemaRegistry.ssl.ca.location": str(sec.untrusted_ca_pem)}, "CERTIFICATE_VERIFY_FAILED"),
+        ({**{k: v for k, v in tls.items() if "certificate" not in k and "key" not in k}, **basic}, "unreachable"),
+    ]
+    for options, expected in refused:
+        with pytest.raises(Exception, match=expected) as info:
+            reader(spark, reference_broker, subscribe=topic, valueFormat="avro-confluent", **options).load()
+        assert not any(s in str(info.value) for s in sec.secrets)
+
+
+def test_streaming_keeps_the_reader_schema_fixed_at_start(
+    spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer, tmp_path: Any
+) -> None:
+    topic = reference_broker.create_topic(1)
+    reference_broker.produce(topic, _serialize(schema_registry, topic, ORDER_V1, [_order(i) for i in range(5)]))
+    df = stream(
+        spark, reference_broker, subscribe=topic, startingOffsets="earliest", valueFormat="avro-confluent",
+        **{"schemaRegistry.url": schema_registry.url},
+    ).load()  # fmt: skip
+    query, table = memory_query(df.select("id", "status"), tmp_path)
+    try:
+        query.processAllAvailable()
+        # a new version mid-query: its records are resolved to the reader schema fixed at start
+        reference_broker.produce(topic, _serialize(schema_registry, topic, ORDER_V2, [_order(i, True) for i in range(5, 9)]))
+        query.processAllAvailable()
+        assert sorted(r["id"] for r in spark.table(table).collect()) == list(range(9))
+    finally:
+        query.stop()
