@@ -8,7 +8,8 @@
 | bytes, fixed | binary |
 | decimal(p, s) on bytes or fixed | decimal(p, s) |
 | date | date (date32) |
-| time-millis / time-micros | int / bigint (the raw count, as Spark) |
+| time-millis | int (the raw count, as Spark) |
+| time-micros | time(6) (Spark 4.1+; time64[us]) |
 | timestamp-millis / -micros | timestamp (microseconds, UTC) |
 | local-timestamp-millis / -micros | timestamp_ntz (microseconds) |
 | record | struct (fields in order) |
@@ -88,6 +89,8 @@ def _logical(schema: dict[str, Any], wire_units: bool) -> pa.DataType | None:
             return pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
         case "date", "int":
             return pa.date32()
+        case "time-micros", "long":
+            return pa.time64("us")  # Spark 4.1+: TIME(6)
         case "timestamp-millis", "long":
             return pa.timestamp("ms", tz="UTC") if wire_units else TIMESTAMP_UTC
         case "timestamp-micros", "long":
@@ -96,7 +99,7 @@ def _logical(schema: dict[str, Any], wire_units: bool) -> pa.DataType | None:
             return pa.timestamp("ms") if wire_units else TIMESTAMP_NTZ
         case "local-timestamp-micros", "long":
             return TIMESTAMP_NTZ
-    return None  # time-millis/-micros, uuid and unknown logical types: the base type, as Spark
+    return None  # time-millis, uuid and unknown logical types: the base type, as Spark
 
 
 def avro_arrow_type(

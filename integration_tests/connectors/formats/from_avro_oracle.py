@@ -1,0 +1,64 @@
+"""Spark's own ``from_avro`` (spark-avro from Maven Central) as an oracle, run in a child process.
+
+``python -m integration_tests.connectors.formats.from_avro_oracle`` reads JSON cases from stdin
+(``[{"schema": <avro json>, "payloads": [<hex>, ...]}, ...]``), decodes each with
+``from_avro(value, schema)`` in a ``local[1]`` session that has spark-avro on its classpath, and
+writes one JSON line per case: the Spark type of ``v`` and the decoded column as an Arrow IPC
+stream (base64). Its own
+process because jars cannot join a running session, and the test session's Spark has none.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sys
+
+from connectors.testing.maven import resolve_classpath
+from connectors.testing.spark_kafka import NEWEST_SERVED, SCALA_BINARY, not_shipped, pyspark_jar_names
+
+SPARK_AVRO = f"org.apache.spark:spark-avro_{SCALA_BINARY}:{NEWEST_SERVED}"
+"""Maven Central serves spark-avro up to the version Spark's Kafka module is served at (4.3.0 is not)."""
+
+
+def spark_avro_jars() -> list[str]:
+    """spark-avro and what it needs beyond pyspark's own jars."""
+    libs = resolve_classpath(f"spark-avro-{NEWEST_SERVED}", [SPARK_AVRO])
+    return [str(p) for p in not_shipped(libs.glob("*.jar"), pyspark_jar_names())]
+
+
+def main() -> None:
+    """Decode the cases on stdin with Spark's from_avro."""
+    import pyarrow as pa
+    from pyspark.sql import SparkSession
+    from pyspark.sql.avro.functions import from_avro
+
+    os.environ["TZ"] = "UTC"
+    cases = json.load(sys.stdin)
+    spark = (
+        SparkSession.builder.master("local[1]")
+        .config("spark.jars", ",".join(spark_avro_jars()))
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.memory", "512m")
+        .getOrCreate()
+    )
+    try:
+        for case in cases:
+            rows = [(bytes.fromhex(h),) for h in case["payloads"]]
+            df = spark.createDataFrame(rows, "value binary")
+            decoded = df.select(from_avro("value", json.dumps(case["schema"])).alias("v"))
+            # the raw batches: toArrow() casts to the schema's non-null flags and refuses null structs
+            out = pa.Table.from_batches(decoded._collect_as_arrow())
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_stream(sink, out.schema) as writer:
+                writer.write_table(out)
+            arrow = base64.b64encode(sink.getvalue().to_pybytes()).decode()
+            print(json.dumps({"type": decoded.schema["v"].dataType.simpleString(), "arrow": arrow}), flush=True)
+    finally:
+        spark.stop()
+
+
+if __name__ == "__main__":
+    main()
