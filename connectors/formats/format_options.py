@@ -14,6 +14,7 @@ Options (case-insensitive; ``<p>`` is ``key`` or ``value``):
 - ``valueLayout`` / ``keyLayout``: ``columns`` (default: the record's fields become top-level
   columns; key fields prefixed with ``keyFieldsPrefix``, default ``key_``) | ``struct`` (one column
   ``value`` / ``key`` of the decoded type).
+- ``autoRegisterSchemas`` (sink): ``false`` (default: an inline schema must be registered) | ``true``.
 - ``schemaRegistry.*``: the registry client's settings (``registry_client``).
 """
 
@@ -81,7 +82,7 @@ class Layout(Enum):
 _PER_PAYLOAD = ("format", "subject", "schema", "schemaid", "schemaversion", "recordname", "layout")
 FORMAT_OPTION_NAMES = frozenset(
     {f"{p}{s}" for p in ("key", "value") for s in _PER_PAYLOAD}
-    | {"subjectnamestrategy", "mode", "columnnameofcorruptrecord", "keyfieldsprefix"}
+    | {"subjectnamestrategy", "mode", "columnnameofcorruptrecord", "keyfieldsprefix", "autoregisterschemas"}
 )
 """Lower-case names of the options this module reads (besides ``schemaRegistry.*``)."""
 
@@ -207,6 +208,7 @@ class RecordFormatOptions:
     mode: ParseMode = ParseMode.FAILFAST
     corrupt_column: str = DEFAULT_CORRUPT_COLUMN
     key_prefix: str = DEFAULT_KEY_PREFIX
+    auto_register: bool = False
 
     @property
     def active(self) -> bool:
@@ -234,9 +236,12 @@ class RecordFormatOptions:
             first = next(k for k in opts if k.startswith(REGISTRY_PREFIX))
             raise InvalidOptionError(first, "<set>", "keyFormat or valueFormat avro-confluent (nothing else uses the registry)")
         if not (key.decoded or value.decoded):
-            for name in ("mode", "columnnameofcorruptrecord", "keyfieldsprefix", "subjectnamestrategy"):
+            for name in ("mode", "columnnameofcorruptrecord", "keyfieldsprefix", "subjectnamestrategy", "autoregisterschemas"):
                 if name in opts:
                     raise InvalidOptionError(name, opts[name], "keyFormat or valueFormat set to a decoding format")
+        auto = opts.get("autoregisterschemas", "false").strip().lower()
+        if auto not in ("true", "false"):
+            raise InvalidOptionError("autoRegisterSchemas", auto, "true or false")
         corrupt = opts.get("columnnameofcorruptrecord", DEFAULT_CORRUPT_COLUMN).strip()
         if not corrupt:
             raise InvalidOptionError("columnNameOfCorruptRecord", corrupt, "a column name")
@@ -248,4 +253,5 @@ class RecordFormatOptions:
             mode=mode,
             corrupt_column=corrupt,
             key_prefix=opts.get("keyfieldsprefix", DEFAULT_KEY_PREFIX),
+            auto_register=auto == "true",
         )

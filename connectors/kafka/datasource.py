@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter
 from pyspark.sql.types import (
     ArrayType,
@@ -22,6 +24,7 @@ from connector_base.spark.filters import ColumnFilter, FilterSupport
 from connectors._extras import require_extra
 from connectors.formats.format_options import RecordFormatOptions
 from connectors.formats.spark_schema import decoded_schema, decoder_for
+from connectors.formats.writer_schemas import resolve_writer_schemas
 from connectors.kafka.event_time import KAFKA_EVENT_TIME_COLUMN
 from connectors.kafka.filter_pushdown import kafka_filter_support
 from connectors.kafka.options import KafkaSourceOptions, SubscriptionKind, parse_subscription
@@ -133,6 +136,9 @@ class KafkaDataSource(SourceDataSource):
     def _sink_options(self, schema: StructType) -> KafkaSinkOptions:
         require_extra(f"format {self.name()!r}", "kafka", CLIENT_MODULES)
         opts = KafkaSinkOptions.parse(dict(self.options))
+        formats = self._formats()
+        if formats.active:
+            opts = dataclasses.replace(opts, writer_schemas=resolve_writer_schemas(formats, opts.topic))
         validate_sink_schema(schema, opts)
         return opts
 

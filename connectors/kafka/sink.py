@@ -20,6 +20,9 @@ from pyspark.sql.types import BinaryType, IntegerType, StringType, StructType
 from typing_extensions import override
 
 from connector_base import ConnectorError, InvalidOptionError
+from connectors.formats.avro_encoder import AvroEncoder
+from connectors.formats.format_options import is_format_option
+from connectors.formats.writer_schemas import WriterSchema
 from connectors.kafka.client_config import redact, translate_client_options
 from connectors.kafka.client_errors import ConnectErrorWatch
 from connectors.kafka.java_settings import check_librdkafka, translate_java_settings
@@ -40,6 +43,8 @@ class KafkaSinkOptions:
     bootstrap_servers: str
     topic: str | None
     client_config: dict[str, str] = field(repr=False)
+    writer_schemas: dict[str, WriterSchema] = field(default_factory=dict)
+    """``keyFormat``/``valueFormat``: the schema each encoded column is written with (fixed on the driver)."""
 
     def __repr__(self) -> str:
         config = redact(self.client_config)
@@ -48,9 +53,11 @@ class KafkaSinkOptions:
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> KafkaSinkOptions:
         """Validate; raises ``InvalidOptionError`` naming the option."""
-        opts = translate_java_settings({k.lower(): v for k, v in options.items() if v is not None})
+        opts = translate_java_settings(
+            {k.lower(): v for k, v in options.items() if v is not None and not is_format_option(k.lower())}
+        )
         for name, value in options.items():
-            if not name.lower().startswith("kafka.") and name.lower() not in _SINK_OPTIONS:
+            if not name.lower().startswith("kafka.") and name.lower() not in _SINK_OPTIONS and not is_format_option(name.lower()):
                 raise InvalidOptionError(
                     name, value, "a 'kafka.*' client setting, 'topic' or 'includeHeaders'"
                 )
@@ -106,6 +113,8 @@ def validate_sink_schema(schema: StructType, options: KafkaSinkOptions) -> None:
     if "value" not in types:
         raise ConnectorError("the Kafka sink needs a 'value' column (binary or string)")
     for name in ("key", "value"):
+        if name in options.writer_schemas:
+            continue  # encoded with its schema (keyFormat / valueFormat)
         if name in types and not isinstance(types[name], BinaryType | StringType):
             raise ConnectorError(
                 f"column '{name}' must be binary or string, not {types[name].simpleString()}"
@@ -133,6 +142,14 @@ def _bytes(values: list[Any] | None, n: int) -> list[Any]:
     return [v.encode() if isinstance(v, str) else v for v in values]
 
 
+def _encoded(batch: pa.RecordBatch, name: str, encoders: dict[str, AvroEncoder]) -> list[Any] | None:
+    encoder = encoders.get(name)
+    idx = batch.schema.get_field_index(name)
+    if encoder is None or idx < 0:
+        return None
+    return encoder.encode(batch.column(idx), name)
+
+
 class _Delivery:
     """Counts delivery reports and keeps the first failure."""
 
@@ -157,12 +174,13 @@ def produce_batches(options: KafkaSinkOptions, batches: Iterator[pa.RecordBatch]
     report = _Delivery()
     sent = 0
     produce = producer.produce
+    encoders = {r: AvroEncoder(w.text, w.schema_id) for r, w in options.writer_schemas.items()}
     for batch in batches:
         n = batch.num_rows
         if n == 0:
             continue
-        values = _bytes(_column(batch, "value"), n)
-        keys = _bytes(_column(batch, "key"), n)
+        values = _encoded(batch, "value", encoders) or _bytes(_column(batch, "value"), n)
+        keys = _encoded(batch, "key", encoders) or _bytes(_column(batch, "key"), n)
         topics = [options.topic] * n if options.topic else _column(batch, "topic")
         partitions = _column(batch, "partition")
         headers = _column(batch, "headers")

@@ -319,3 +319,71 @@ def test_streaming_keeps_the_reader_schema_fixed_at_start(
         assert sorted(r["id"] for r in spark.table(table).collect()) == list(range(9))
     finally:
         query.stop()
+
+
+def _deserialize(broker: KafkaBroker, registry: SchemaRegistryServer, topic: str, field: str = "value") -> list[Any]:
+    """The topic's records decoded by confluent-kafka's own AvroDeserializer, in offset order."""
+    from confluent_kafka.schema_registry.avro import AvroDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    de = AvroDeserializer(registry.client())
+    ctx = SerializationContext(topic, MessageField.VALUE if field == "value" else MessageField.KEY)
+    consumer = broker.consumer()
+    consumer.subscribe([topic])
+    out: list[Any] = []
+    idle = 0
+    try:
+        while idle < 3:
+            msgs = consumer.consume(1000, timeout=1.0)
+            idle = 0 if msgs else idle + 1
+            for m in msgs:
+                if m.error() is None:
+                    raw = m.value() if field == "value" else m.key()
+                    out.append(None if raw is None else de(raw, ctx))
+    finally:
+        consumer.close()
+    return out
+
+
+def test_sink_output_is_read_by_confluent_deserializer(
+    spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer
+) -> None:
+    src, dst = reference_broker.create_topic(1), reference_broker.create_topic(1)
+    want = [_order(i) for i in range(20)]
+    reference_broker.produce(src, _serialize(schema_registry, src, ORDER_V1, want))
+    df = _avro(spark, reference_broker, schema_registry, src, valueFormat="avro-confluent", valueLayout="struct")
+    (
+        df.selectExpr("named_struct('region', concat('r', cast(value.id % 2 as string))) as key", "value")
+        .write.format("kafka-unified")
+        .option("kafka.bootstrap.servers", reference_broker.bootstrap)
+        .options(topic=dst, valueFormat="avro-confluent", keyFormat="avro-confluent", autoRegisterSchemas="true")
+        .options(valueSchema=json.dumps(ORDER_V1), keySchema=json.dumps(KEY_SCHEMA))
+        .option("schemaRegistry.url", schema_registry.url)
+        .mode("append")
+        .save()
+    )
+    got = sorted(_deserialize(reference_broker, schema_registry, dst), key=lambda r: r["id"])
+    assert got == want
+    keys = _deserialize(reference_broker, schema_registry, dst, field="key")
+    assert sorted(k["region"] for k in keys) == ["r0"] * 10 + ["r1"] * 10
+    assert schema_registry.client().get_latest_version(f"{dst}-value").schema.schema_str is not None
+
+
+def test_sink_uses_the_subjects_latest_schema_and_refuses_unregistered(
+    spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer
+) -> None:
+    dst = reference_broker.create_topic(1)
+    schema_registry.register(f"{dst}-value", json.dumps(KEY_SCHEMA))
+    df = spark.createDataFrame([("north",), ("south",)], "region string").selectExpr("struct(region) as value")
+    writer = (
+        df.write.format("kafka-unified")
+        .option("kafka.bootstrap.servers", reference_broker.bootstrap)
+        .options(topic=dst, valueFormat="avro-confluent")
+        .option("schemaRegistry.url", schema_registry.url)
+        .mode("append")
+    )
+    writer.save()
+    assert sorted(r["region"] for r in _deserialize(reference_broker, schema_registry, dst)) == ["north", "south"]
+    other = {"type": "record", "name": "Other", "fields": [{"name": "region", "type": "string"}]}
+    with pytest.raises(Exception, match=rf"not registered under subject '{dst}-value'.*autoRegisterSchemas=true"):
+        writer.option("valueSchema", json.dumps(other)).save()
