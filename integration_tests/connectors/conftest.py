@@ -1,7 +1,7 @@
 """Fixtures shared by the connectors' broker tests: one schema registry for the whole session.
 
 ``schema_registry`` is Apicurio Registry 2.6.13 (a child JVM from its Maven Central distribution,
-see :mod:`connectors.testing.registry.apicurio`) with its secure front (TLS, client certificates,
+see :mod:`sparkflow_testing.registry.apicurio`) with its secure front (TLS, client certificates,
 basic and bearer credentials); its gaps against Confluent's registry are declared, and
 ``require_registry(server, *gaps)`` skips a test that needs one of them.
 """
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from connectors.testing.registry.apicurio import Gap, SchemaRegistryServer, start_apicurio
+from sparkflow_testing.registry.apicurio import Gap, SchemaRegistryServer, start_apicurio
 
 
 @pytest.fixture(scope="session")

@@ -15,8 +15,8 @@ import json
 import os
 import sys
 
-from connectors.testing.maven import resolve_classpath
-from connectors.testing.spark_kafka import NEWEST_SERVED, SCALA_BINARY, not_shipped, pyspark_jar_names
+from sparkflow_testing.maven import resolve_classpath
+from sparkflow_testing.spark.kafka_source import NEWEST_SERVED, SCALA_BINARY, not_shipped, pyspark_jar_names
 
 SPARK_AVRO = f"org.apache.spark:spark-avro_{SCALA_BINARY}:{NEWEST_SERVED}"
 """Maven Central serves spark-avro up to the version Spark's Kafka module is served at (4.3.0 is not)."""

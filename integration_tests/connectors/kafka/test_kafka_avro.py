@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from connectors.testing.kafka_cluster import KafkaBroker
-from connectors.testing.registry.apicurio import SchemaRegistryServer
+from sparkflow_testing.kafka.broker import KafkaBroker
+from sparkflow_testing.registry.apicurio import SchemaRegistryServer
 from integration_tests.connectors.kafka.helpers import memory_query, reader, stream
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(300)]
@@ -253,7 +253,7 @@ def test_bad_options_fail_at_load(spark: Any, reference_broker: KafkaBroker, sch
 
 
 def test_registry_down_bounded_retries_no_credentials(spark: Any, reference_broker: KafkaBroker) -> None:
-    from connectors.testing.processes import free_port
+    from sparkflow_testing.processes import free_port
 
     topic = reference_broker.create_topic(1)
     secret = f"s3cret-{uuid.uuid4().hex}"

@@ -7,7 +7,7 @@ client's options claim: TLS with a certificate signed by the test CA (the client
 credentials or a bearer token (401 otherwise, as Confluent's registry answers). Everything else
 is forwarded unchanged to the registry over loopback HTTP.
 
-Run as a child process (``python -m connectors.testing.registry.auth_proxy``); secrets come in
+Run as a child process (``python -m sparkflow_testing.registry.auth_proxy``); secrets come in
 through the environment (``REGISTRY_PROXY_BASIC`` = ``user:password``, ``REGISTRY_PROXY_BEARER``),
 never the command line, which ``ps`` shows. The standard library's threaded HTTP server is enough
 for test traffic; no third-party proxy is on PyPI that does TLS client auth without a config language.

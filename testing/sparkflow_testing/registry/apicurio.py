@@ -3,7 +3,7 @@
 Confluent's own registry is not served by the package registries these machines reach; Apicurio
 publishes a ready Quarkus distribution on Maven Central
 (``io.apicurio:apicurio-registry-app:2.6.13.Final:tar.gz:all``). ``start_apicurio()`` unpacks it
-once into the Maven cache directory (:func:`connectors.testing.maven.cache_root`; the download
+once into the Maven cache directory (:func:`sparkflow_testing.maven.cache_root`; the download
 itself stays in Maven's repository), runs it on Java 17 with in-memory storage, waits for
 ``/health/ready`` and returns a ``SchemaRegistryServer`` whose ``url`` is the Confluent API
 (``/apis/ccompat/v7``). With ``secure=True`` a front (:mod:`.auth_proxy`) is started too: TLS with a
@@ -33,9 +33,9 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from connectors.testing.apache_kafka import _certificate, _pem
-from connectors.testing.maven import DEPENDENCY_PLUGIN, MavenError, cache_root, require_java_and_maven
-from connectors.testing.processes import free_port, spawn_group, stop_group, wait_listening
+from sparkflow_testing.kafka.apache_kafka import _certificate, _pem
+from sparkflow_testing.maven import DEPENDENCY_PLUGIN, MavenError, cache_root, require_java_and_maven
+from sparkflow_testing.processes import free_port, spawn_group, stop_group, wait_listening
 
 __all__ = ["APICURIO_ARTIFACT", "Gap", "RegistrySecurity", "SchemaRegistryServer", "start_apicurio"]
 
@@ -221,7 +221,7 @@ def start_apicurio(secure: bool = False, java: str = "java") -> SchemaRegistrySe
             front_port = free_port()
             front_log = workdir / "front.log"
             env_cmd = [
-                sys.executable, "-m", "connectors.testing.registry.auth_proxy", "--port", str(front_port),
+                sys.executable, "-m", "sparkflow_testing.registry.auth_proxy", "--port", str(front_port),
                 "--upstream", base, "--cert", str(workdir / "server.pem"), "--key", str(workdir / "server.key"),
                 "--client-ca", str(sec.ca_pem),
             ]  # fmt: skip
@@ -240,7 +240,7 @@ def _spawn_with_env(cmd: list[str], log: Path, sec: RegistrySecurity) -> subproc
     import os
 
     env = {**os.environ, "REGISTRY_PROXY_BASIC": f"{sec.user}:{sec.password}", "REGISTRY_PROXY_BEARER": sec.token}
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[3]), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH", "")])
     with open(log, "ab") as out:
         return subprocess.Popen(
             cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env
