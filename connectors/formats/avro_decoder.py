@@ -83,7 +83,16 @@ def _container_header(writer_json: str) -> bytes:
 
 
 def _branch_kind(schema: Any, names: dict[str, Any]) -> str:
-    if isinstance(schema, str) and schema not in ("null", "boolean", "int", "long", "float", "double", "bytes", "string"):
+    if isinstance(schema, str) and schema not in (
+        "null",
+        "boolean",
+        "int",
+        "long",
+        "float",
+        "double",
+        "bytes",
+        "string",
+    ):
         schema = names.get(schema, schema)
     if isinstance(schema, dict):
         if isinstance(schema.get("type"), (dict, list)):
@@ -218,7 +227,9 @@ class AvroDecoder:
             block = b"".join(payloads)
             buf = header + _zigzag(n) + _zigzag(len(block)) + block + _SYNC
             try:
-                records = list(fastavro.reader(io.BytesIO(buf), self._reader, return_named_type_override=True))
+                records = list(
+                    fastavro.reader(io.BytesIO(buf), self._reader, return_named_type_override=True)
+                )
                 if len(records) == n:
                     return records
             except Exception:  # noqa: BLE001 - find the malformed records one by one below

@@ -28,7 +28,11 @@ __all__ = ["AvroEncoder"]
 
 
 def _named(schema: Any, names: dict[str, Any], namespace: str | None) -> Any:
-    if isinstance(schema, dict) and "name" in schema and schema.get("type") in ("record", "error", "enum", "fixed"):
+    if (
+        isinstance(schema, dict)
+        and "name" in schema
+        and schema.get("type") in ("record", "error", "enum", "fixed")
+    ):
         name = str(schema["name"])
         ns = schema.get("namespace", namespace)
         full = name if "." in name or not ns else f"{ns}.{name}"
@@ -119,6 +123,9 @@ class AvroEncoder:
             try:
                 writer(buf, self._parsed, value)
             except Exception as exc:  # noqa: BLE001 - fastavro's ValueError/TypeError/...: name the row
-                raise ConnectorError(f"row {i} of the batch: its {what} cannot be encoded with the Avro schema: {type(exc).__name__}: {str(exc)[:300]}") from None
+                raise ConnectorError(
+                    f"row {i} of the batch: its {what} cannot be encoded with the Avro schema: "
+                    f"{type(exc).__name__}: {str(exc)[:300]}"
+                ) from None
             out.append(buf.getvalue())
         return out

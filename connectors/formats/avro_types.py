@@ -123,7 +123,8 @@ def avro_arrow_type(
         full = _full_name(named, namespace)
         if full in _stack:
             raise AvroSchemaError(
-                f"Avro record {full!r} is recursive; Spark types cannot hold it (nor does from_avro by default)"
+                f"Avro record {full!r} is recursive; Spark types cannot hold it "
+                "(nor does from_avro by default)"
             )
         return avro_arrow_type(named, names, namespace, _stack, wire_units=wire_units)
     if isinstance(schema, list):
@@ -156,7 +157,10 @@ def avro_arrow_type(
             names[full] = schema
             inner_ns = full.rpartition(".")[0] or None
             fields = [
-                pa.field(str(f["name"]), avro_arrow_type(f["type"], names, inner_ns, (*_stack, full), wire_units=wire_units))
+                pa.field(
+                    str(f["name"]),
+                    avro_arrow_type(f["type"], names, inner_ns, (*_stack, full), wire_units=wire_units),
+                )
                 for f in schema.get("fields", [])
             ]
             return pa.struct(fields)
@@ -169,7 +173,10 @@ def avro_arrow_type(
         case "array":
             return pa.list_(avro_arrow_type(schema["items"], names, namespace, _stack, wire_units=wire_units))
         case "map":
-            return pa.map_(pa.string(), avro_arrow_type(schema["values"], names, namespace, _stack, wire_units=wire_units))
+            return pa.map_(
+                pa.string(),
+                avro_arrow_type(schema["values"], names, namespace, _stack, wire_units=wire_units),
+            )
         case str() if kind in PRIMITIVES:
             return PRIMITIVES[kind]
         case str():

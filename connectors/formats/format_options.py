@@ -92,7 +92,9 @@ def is_format_option(key: str) -> bool:
     return key in FORMAT_OPTION_NAMES or key.startswith(REGISTRY_PREFIX)
 
 
-def _enum(opts: Mapping[str, str], key: str, name: str, kind: type[Enum], default: Enum, upper: bool = False) -> Enum:
+def _enum(
+    opts: Mapping[str, str], key: str, name: str, kind: type[Enum], default: Enum, upper: bool = False
+) -> Enum:
     raw = opts.get(key)
     if raw is None:
         return default
@@ -139,8 +141,10 @@ class PayloadFormat:
             case SubjectStrategy.TOPIC:
                 if topic is None:
                     raise InvalidOptionError(
-                        name, None, f"a subject: the query reads several topics, so '{self.role}Subject' or "
-                        f"subjectNameStrategy=record with '{self.role}RecordName' chooses one reader schema"
+                        name,
+                        None,
+                        f"a subject: the query reads several topics, so '{self.role}Subject' or "
+                        f"subjectNameStrategy=record with '{self.role}RecordName' chooses one reader schema",
                     )
                 return f"{topic}-{self.role}"
             case SubjectStrategy.RECORD:
@@ -154,7 +158,9 @@ class PayloadFormat:
     def _record(self, strategy: SubjectStrategy) -> str:
         if not self.record_name:
             raise InvalidOptionError(
-                f"{self.role}RecordName", None, f"the record's full name with subjectNameStrategy={strategy.value}"
+                f"{self.role}RecordName",
+                None,
+                f"the record's full name with subjectNameStrategy={strategy.value}",
             )
         return self.record_name
 
@@ -168,20 +174,40 @@ class PayloadFormat:
         version = _positive(opts, f"{role}schemaversion", f"{role}SchemaVersion")
         layout = _enum(opts, f"{role}layout", f"{role}Layout", Layout, Layout.COLUMNS)
         assert isinstance(layout, Layout)
-        given = [n for n, v in ((f"{role}Schema", inline), (f"{role}SchemaId", schema_id), (f"{role}SchemaVersion", version)) if v is not None]
+        given = [
+            n
+            for n, v in (
+                (f"{role}Schema", inline),
+                (f"{role}SchemaId", schema_id),
+                (f"{role}SchemaVersion", version),
+            )
+            if v is not None
+        ]
         if len(given) > 1:
-            raise InvalidOptionError(given[1], "<set>", f"only one of {', '.join(given)} (they choose the same reader schema)")
+            raise InvalidOptionError(
+                given[1], "<set>", f"only one of {', '.join(given)} (they choose the same reader schema)"
+            )
         if kind is FormatKind.BINARY:
             extra = [n for n in _PER_PAYLOAD if n not in ("format",) and f"{role}{n}" in opts]
             if extra:
-                raise InvalidOptionError(f"{role}Format", "binary", f"a decoding format (avro-confluent, avro) when {role}{extra[0]} is set")
+                raise InvalidOptionError(
+                    f"{role}Format",
+                    "binary",
+                    f"a decoding format (avro-confluent, avro) when {role}{extra[0]} is set",
+                )
         if kind is FormatKind.AVRO and (inline is None or not inline.strip()):
-            raise InvalidOptionError(f"{role}Schema", None, f"the Avro schema (JSON) of the {role}s with {role}Format=avro")
+            raise InvalidOptionError(
+                f"{role}Schema", None, f"the Avro schema (JSON) of the {role}s with {role}Format=avro"
+            )
         if kind is FormatKind.AVRO and (schema_id or version):
-            raise InvalidOptionError(f"{role}Format", "avro", f"avro-confluent to use {given[0]} (plain avro has no registry)")
+            raise InvalidOptionError(
+                f"{role}Format", "avro", f"avro-confluent to use {given[0]} (plain avro has no registry)"
+            )
         record = opts.get(f"{role}recordname")
         if record is not None and not re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*", record.strip()):
-            raise InvalidOptionError(f"{role}RecordName", record, "an Avro full name such as com.example.Order")
+            raise InvalidOptionError(
+                f"{role}RecordName", record, "an Avro full name such as com.example.Order"
+            )
         subject = opts.get(f"{role}subject")
         if subject is not None and not subject.strip():
             raise InvalidOptionError(f"{role}Subject", subject, "a non-empty subject name")
@@ -225,20 +251,34 @@ class RecordFormatOptions:
         """Parse the format options out of ``options`` (any case); others are ignored."""
         opts = {k.lower(): v for k, v in options.items() if v is not None}
         key, value = PayloadFormat.parse(opts, "key"), PayloadFormat.parse(opts, "value")
-        strategy = _enum(opts, "subjectnamestrategy", "subjectNameStrategy", SubjectStrategy, SubjectStrategy.TOPIC)
+        strategy = _enum(
+            opts, "subjectnamestrategy", "subjectNameStrategy", SubjectStrategy, SubjectStrategy.TOPIC
+        )
         mode = _enum(opts, "mode", "mode", ParseMode, ParseMode.FAILFAST, upper=True)
         assert isinstance(strategy, SubjectStrategy) and isinstance(mode, ParseMode)
         uses_registry = [p for p in (key, value) if p.kind.uses_registry]
         registry = None
         if uses_registry:
-            registry = RegistryOptions.parse(opts, f"{uses_registry[0].role}Format={uses_registry[0].kind.value}")
+            registry = RegistryOptions.parse(
+                opts, f"{uses_registry[0].role}Format={uses_registry[0].kind.value}"
+            )
         elif any(k.startswith(REGISTRY_PREFIX) for k in opts):
             first = next(k for k in opts if k.startswith(REGISTRY_PREFIX))
-            raise InvalidOptionError(first, "<set>", "keyFormat or valueFormat avro-confluent (nothing else uses the registry)")
+            raise InvalidOptionError(
+                first, "<set>", "keyFormat or valueFormat avro-confluent (nothing else uses the registry)"
+            )
         if not (key.decoded or value.decoded):
-            for name in ("mode", "columnnameofcorruptrecord", "keyfieldsprefix", "subjectnamestrategy", "autoregisterschemas"):
+            for name in (
+                "mode",
+                "columnnameofcorruptrecord",
+                "keyfieldsprefix",
+                "subjectnamestrategy",
+                "autoregisterschemas",
+            ):
                 if name in opts:
-                    raise InvalidOptionError(name, opts[name], "keyFormat or valueFormat set to a decoding format")
+                    raise InvalidOptionError(
+                        name, opts[name], "keyFormat or valueFormat set to a decoding format"
+                    )
         auto = opts.get("autoregisterschemas", "false").strip().lower()
         if auto not in ("true", "false"):
             raise InvalidOptionError("autoRegisterSchemas", auto, "true or false")

@@ -38,7 +38,9 @@ class ReaderSchema:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ReaderSchema:
         """The inverse of ``to_json``."""
-        return cls(role=data["role"], text=data["text"], schema_id=data.get("id"), subject=data.get("subject"))
+        return cls(
+            role=data["role"], text=data["text"], schema_id=data.get("id"), subject=data.get("subject")
+        )
 
 
 def _resolve(payload: PayloadFormat, options: RecordFormatOptions, topic: str | None) -> ReaderSchema:
@@ -59,7 +61,8 @@ def _resolve(payload: PayloadFormat, options: RecordFormatOptions, topic: str | 
             schema_id, text, kind = client.latest(subject, where)
     if kind.upper() != "AVRO":
         raise ConnectorError(
-            f"{where}: schema {schema_id} is {kind}, but {payload.role}Format={payload.kind.value} expects AVRO"
+            f"{where}: schema {schema_id} is {kind}, but "
+            f"{payload.role}Format={payload.kind.value} expects AVRO"
         )
     return ReaderSchema(payload.role, text, schema_id, subject)
 

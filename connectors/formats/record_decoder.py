@@ -21,7 +21,13 @@ import pyarrow.compute as pc
 
 from connector_base import ConnectorError, MalformedRecordError
 from connectors.formats.avro_decoder import AvroDecoder, describe_error, is_resolution_error
-from connectors.formats.format_options import FormatKind, Layout, ParseMode, PayloadFormat, RecordFormatOptions
+from connectors.formats.format_options import (
+    FormatKind,
+    Layout,
+    ParseMode,
+    PayloadFormat,
+    RecordFormatOptions,
+)
 from connectors.formats.reader_schemas import ReaderSchema
 from connectors.formats.registry_client import RegistryClient, SchemaNotFoundError
 
@@ -37,14 +43,24 @@ def confluent_header(column: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarr
     n = len(arr)
     valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     bufs = arr.buffers()
-    offsets = np.frombuffer(bufs[1], dtype=np.int32)[arr.offset : arr.offset + n + 1] if bufs[1] else np.zeros(n + 1, np.int32)
-    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and bufs[2].size else np.zeros(0, np.uint8)
+    offsets = (
+        np.frombuffer(bufs[1], dtype=np.int32)[arr.offset : arr.offset + n + 1]
+        if bufs[1]
+        else np.zeros(n + 1, np.int32)
+    )
+    data = (
+        np.frombuffer(bufs[2], dtype=np.uint8)
+        if bufs[2] is not None and bufs[2].size
+        else np.zeros(0, np.uint8)
+    )
     starts, lengths = offsets[:-1].astype(np.int64), np.diff(offsets).astype(np.int64)
     long_enough = valid & (lengths >= HEADER_BYTES)
     safe = np.where(long_enough, starts, 0)
     if data.size < HEADER_BYTES:
         data = np.zeros(HEADER_BYTES, np.uint8)
-    head = np.stack([data[np.minimum(safe + k, data.size - 1)] for k in range(HEADER_BYTES)], axis=1).astype(np.int64)
+    head = np.stack([data[np.minimum(safe + k, data.size - 1)] for k in range(HEADER_BYTES)], axis=1).astype(
+        np.int64
+    )
     well_formed = long_enough & (head[:, 0] == MAGIC)
     ids = (head[:, 1] << 24) | (head[:, 2] << 16) | (head[:, 3] << 8) | head[:, 4]
     return valid, well_formed, np.where(well_formed, ids, -1)
@@ -111,13 +127,18 @@ class _PayloadDecoder:
                 decoded = self.avro.decode_group([bodies[i] for i in rows], writer)
             except Exception as exc:  # noqa: BLE001 - a writer schema the reader cannot resolve
                 for i in rows:
-                    errors[i] = f"{role} schema id {schema_id} cannot be read with the reader schema: {describe_error(exc)}"
+                    errors[i] = (
+                        f"{role} schema id {schema_id} cannot be read with the reader schema: "
+                        f"{describe_error(exc)}"
+                    )
                 continue
             for i, d in zip(rows, decoded, strict=True):
                 if isinstance(d, Exception):
                     label = f"schema id {schema_id}" if schema_id != -1 else "the inline schema"
                     if is_resolution_error(d):
-                        errors[i] = f"{role} {label} cannot be read with the reader schema: {describe_error(d)}"
+                        errors[i] = (
+                            f"{role} {label} cannot be read with the reader schema: {describe_error(d)}"
+                        )
                     else:
                         errors[i] = f"malformed Avro {role} ({label}): {describe_error(d)}"
                 else:
@@ -154,12 +175,15 @@ class RecordDecoder:
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ConnectorError(
-                f"decoded columns collide: {', '.join(dupes)} appear twice in {names}; set valueLayout=struct "
+                f"decoded columns collide: {', '.join(dupes)} appear twice in {names}; "
+                "set valueLayout=struct "
                 "(or keyLayout=struct), or keyFieldsPrefix, or columnNameOfCorruptRecord"
             )
         return pa.schema(fields)
 
-    def decode(self, batch: pa.RecordBatch, locate: Callable[[int], str]) -> tuple[pa.RecordBatch, np.ndarray | None]:
+    def decode(
+        self, batch: pa.RecordBatch, locate: Callable[[int], str]
+    ) -> tuple[pa.RecordBatch, np.ndarray | None]:
         """The decoded batch and, when rows were dropped (``DROPMALFORMED``), the kept rows' mask."""
         decoded: dict[str, pa.Array] = {}
         errors: dict[int, str] = {}
@@ -189,7 +213,12 @@ class RecordDecoder:
             else:
                 columns.append(batch.column(name))
         if mode is ParseMode.PERMISSIVE:
-            columns.append(pa.array([errors.get(i) and f"{locate(i)}: {errors[i]}" for i in range(batch.num_rows)], pa.string()))
+            columns.append(
+                pa.array(
+                    [errors.get(i) and f"{locate(i)}: {errors[i]}" for i in range(batch.num_rows)],
+                    pa.string(),
+                )
+            )
         out = pa.RecordBatch.from_arrays(columns, schema=self.output_schema(batch.schema))
         if errors and mode is ParseMode.DROPMALFORMED:
             keep = np.ones(batch.num_rows, dtype=bool)

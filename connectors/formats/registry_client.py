@@ -35,7 +35,14 @@ __all__ = [
 REGISTRY_PREFIX = "schemaregistry."
 """Options ``schemaRegistry.<setting>`` (case-insensitive) are the registry client's settings."""
 
-_NUMERIC = {"max.retries", "retries.wait.ms", "retries.max.wait.ms", "timeout", "cache.capacity", "cache.latest.ttl.sec"}
+_NUMERIC = {
+    "max.retries",
+    "retries.wait.ms",
+    "retries.max.wait.ms",
+    "timeout",
+    "cache.capacity",
+    "cache.latest.ttl.sec",
+}
 _KNOWN = {
     "url",
     "basic.auth.user.info",
@@ -96,7 +103,10 @@ class RegistryOptions:
 
     @classmethod
     def parse(cls, options: Mapping[str, str], required_by: str) -> RegistryOptions:
-        """The ``schemaRegistry.*`` entries of ``options`` (lower-case keys); ``required_by`` names the format."""
+        """The ``schemaRegistry.*`` entries of ``options`` (lower-case keys).
+
+        ``required_by`` names the format that needs the registry, for the missing-URL message.
+        """
         conf: dict[str, Any] = {}
         for key, raw in options.items():
             if not key.startswith(REGISTRY_PREFIX):
@@ -104,7 +114,9 @@ class RegistryOptions:
             name = key[len(REGISTRY_PREFIX) :]
             option = f"schemaRegistry.{name}"
             if name not in _KNOWN:
-                raise InvalidOptionError(option, raw, "one of schemaRegistry." + ", schemaRegistry.".join(sorted(_KNOWN)))
+                raise InvalidOptionError(
+                    option, raw, "one of schemaRegistry." + ", schemaRegistry.".join(sorted(_KNOWN))
+                )
             if name in _NUMERIC:
                 try:
                     value = float(raw) if name == "timeout" else int(raw)
@@ -121,10 +133,14 @@ class RegistryOptions:
                 conf[name] = raw
         url = str(conf.get("url", "")).strip()
         if not url:
-            raise InvalidOptionError("schemaRegistry.url", None, f"the registry's URL (http[s]://host:port) for {required_by}")
+            raise InvalidOptionError(
+                "schemaRegistry.url", None, f"the registry's URL (http[s]://host:port) for {required_by}"
+            )
         for one in url.split(","):
             if urlsplit(one.strip()).scheme not in ("http", "https"):
-                raise InvalidOptionError("schemaRegistry.url", public_url(one), "http://host:port or https://host:port")
+                raise InvalidOptionError(
+                    "schemaRegistry.url", public_url(one), "http://host:port or https://host:port"
+                )
         info = conf.get("basic.auth.user.info")
         if info is not None and ":" not in str(info):
             raise InvalidOptionError("schemaRegistry.basic.auth.user.info", info, "user:password")
@@ -145,7 +161,9 @@ class RegistryOptions:
         try:
             _build(self)
         except (ValueError, TypeError, OSError) as exc:
-            raise InvalidOptionError("schemaRegistry.*", None, redact_text(f"settings the registry client accepts: {exc}")) from None
+            raise InvalidOptionError(
+                "schemaRegistry.*", None, redact_text(f"settings the registry client accepts: {exc}")
+            ) from None
 
 
 def _build(options: RegistryOptions) -> Any:
@@ -183,7 +201,9 @@ class RegistryClient:
         except SchemaRegistryError as exc:
             status = exc.http_status_code
             if status == 404:
-                raise SchemaNotFoundError(f"{where}: the schema registry at {self.options.url} has no {what}") from None
+                raise SchemaNotFoundError(
+                    f"{where}: the schema registry at {self.options.url} has no {what}"
+                ) from None
             if status in (401, 403):
                 raise SchemaRegistryUnavailableError(
                     f"{where}: the schema registry at {self.options.url} refused the credentials "
@@ -213,18 +233,30 @@ class RegistryClient:
 
     def version(self, subject: str, version: int, where: str) -> tuple[int, str, str]:
         """``(id, text, type)`` of one version of a subject."""
-        reg = self._call(f"version {version} of subject {subject!r}", where, self._client.get_version, subject, version)
+        reg = self._call(
+            f"version {version} of subject {subject!r}", where, self._client.get_version, subject, version
+        )
         return int(reg.schema_id), reg.schema.schema_str, reg.schema.schema_type or "AVRO"
 
     def register(self, subject: str, text: str, schema_type: str, where: str) -> int:
         """Register ``text`` under ``subject`` (or find it registered); its id."""
         from confluent_kafka.schema_registry import Schema
 
-        return int(self._call(f"registration under {subject!r}", where, self._client.register_schema, subject, Schema(text, schema_type)))
+        return int(
+            self._call(
+                f"registration under {subject!r}",
+                where,
+                self._client.register_schema,
+                subject,
+                Schema(text, schema_type),
+            )
+        )
 
     def lookup(self, subject: str, text: str, schema_type: str, where: str) -> int:
         """The id of ``text`` registered under ``subject`` (``SchemaNotFoundError`` if it is not)."""
         from confluent_kafka.schema_registry import Schema
 
-        reg = self._call(f"schema under {subject!r}", where, self._client.lookup_schema, subject, Schema(text, schema_type))
+        reg = self._call(
+            f"schema under {subject!r}", where, self._client.lookup_schema, subject, Schema(text, schema_type)
+        )
         return int(reg.schema_id)

@@ -25,7 +25,9 @@ def decoded_schema(base: pa.Schema, options: RecordFormatOptions, topic: str | N
     arrow = RecordDecoder(options, readers).output_schema(base)
     spark = from_arrow_schema(arrow, prefer_timestamp_ntz=True)
     first = spark.fields[0]
-    pinned = StructField(first.name, first.dataType, first.nullable, {**(first.metadata or {}), **to_metadata(readers)})
+    pinned = StructField(
+        first.name, first.dataType, first.nullable, {**(first.metadata or {}), **to_metadata(readers)}
+    )
     return StructType([pinned, *spark.fields[1:]])
 
 

@@ -40,12 +40,17 @@ def _resolve(payload: PayloadFormat, options: RecordFormatOptions, topic: str | 
     subject = payload.subject_for(topic, options.strategy)
     if payload.inline_schema is not None:
         if options.auto_register:
-            return WriterSchema(payload.role, payload.inline_schema, client.register(subject, payload.inline_schema, "AVRO", where))
+            return WriterSchema(
+                payload.role,
+                payload.inline_schema,
+                client.register(subject, payload.inline_schema, "AVRO", where),
+            )
         try:
             schema_id = client.lookup(subject, payload.inline_schema, "AVRO", where)
         except SchemaNotFoundError:
             raise ConnectorError(
-                f"{where}: the inline {payload.role}Schema is not registered under subject {subject!r}; register "
+                f"{where}: the inline {payload.role}Schema is not registered under subject {subject!r}; "
+                "register "
                 "it, or set autoRegisterSchemas=true to let the sink register it"
             ) from None
         return WriterSchema(payload.role, payload.inline_schema, schema_id)

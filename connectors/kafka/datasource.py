@@ -28,8 +28,8 @@ from connectors.formats.writer_schemas import resolve_writer_schemas
 from connectors.kafka.event_time import KAFKA_EVENT_TIME_COLUMN
 from connectors.kafka.filter_pushdown import kafka_filter_support
 from connectors.kafka.options import KafkaSourceOptions, SubscriptionKind, parse_subscription
-from connectors.kafka.record_emitter import arrow_schema
 from connectors.kafka.planner import KafkaSplitPlanner
+from connectors.kafka.record_emitter import arrow_schema
 from connectors.kafka.sink import KafkaBatchWriter, KafkaSinkOptions, KafkaStreamWriter, validate_sink_schema
 from connectors.kafka.source import KafkaSource
 
@@ -71,7 +71,7 @@ class KafkaDataSource(SourceDataSource):
 
     @override
     def default_schema(self) -> StructType:
-        """Spark's Kafka columns; with ``keyFormat``/``valueFormat``, the decoded columns (registry asked now)."""
+        """Spark's Kafka columns; with ``keyFormat``/``valueFormat`` the decoded ones (registry asked now)."""
         raw = {k.lower(): v for k, v in self.options.items()}.get("includeheaders", "false")
         headers = str(raw).strip().lower() == "true"
         formats = self._formats()

@@ -57,7 +57,8 @@ class KafkaSinkOptions:
             {k.lower(): v for k, v in options.items() if v is not None and not is_format_option(k.lower())}
         )
         for name, value in options.items():
-            if not name.lower().startswith("kafka.") and name.lower() not in _SINK_OPTIONS and not is_format_option(name.lower()):
+            key = name.lower()
+            if not key.startswith("kafka.") and key not in _SINK_OPTIONS and not is_format_option(key):
                 raise InvalidOptionError(
                     name, value, "a 'kafka.*' client setting, 'topic' or 'includeHeaders'"
                 )

@@ -48,7 +48,9 @@ class KafkaSourceReader(
 class KafkaSource(Source[object, KafkaPartitionSplit, KafkaEnumeratorState]):
     """Bounded for batch queries (stopping offsets resolved at planning), unbounded for streaming."""
 
-    def __init__(self, options: KafkaSourceOptions, decoder: Callable[[], RecordDecoder] | None = None) -> None:
+    def __init__(
+        self, options: KafkaSourceOptions, decoder: Callable[[], RecordDecoder] | None = None
+    ) -> None:
         self.options = options
         self._decoder = decoder  # keyFormat/valueFormat: builds the reader's decoder (executor side)
 

@@ -55,7 +55,9 @@ def main() -> None:
             with pa.ipc.new_stream(sink, out.schema) as writer:
                 writer.write_table(out)
             arrow = base64.b64encode(sink.getvalue().to_pybytes()).decode()
-            print(json.dumps({"type": decoded.schema["v"].dataType.simpleString(), "arrow": arrow}), flush=True)
+            print(
+                json.dumps({"type": decoded.schema["v"].dataType.simpleString(), "arrow": arrow}), flush=True
+            )
     finally:
         spark.stop()
 

@@ -43,11 +43,29 @@ EVERY_TYPE = {
         {"name": "opt_last", "type": ["long", "null"]},
         {"name": "int_long", "type": ["int", "long"]},
         {"name": "float_double", "type": ["null", "float", "double"]},
-        {"name": "multi", "type": ["null", "int", "string", {"type": "record", "name": "Inner", "fields": [{"name": "x", "type": "int"}]}]},
+        {
+            "name": "multi",
+            "type": [
+                "null",
+                "int",
+                "string",
+                {"type": "record", "name": "Inner", "fields": [{"name": "x", "type": "int"}]},
+            ],
+        },
         {"name": "e", "type": {"type": "enum", "name": "Color", "symbols": ["RED", "GREEN"]}},
         {"name": "fx", "type": {"type": "fixed", "name": "Four", "size": 4}},
         {"name": "dec_b", "type": {"type": "bytes", "logicalType": "decimal", "precision": 12, "scale": 3}},
-        {"name": "dec_f", "type": {"type": "fixed", "name": "DecF", "size": 8, "logicalType": "decimal", "precision": 18, "scale": 2}},
+        {
+            "name": "dec_f",
+            "type": {
+                "type": "fixed",
+                "name": "DecF",
+                "size": 8,
+                "logicalType": "decimal",
+                "precision": 18,
+                "scale": 2,
+            },
+        },
         {"name": "date", "type": {"type": "int", "logicalType": "date"}},
         {"name": "tmillis", "type": {"type": "int", "logicalType": "time-millis"}},
         {"name": "tmicros", "type": {"type": "long", "logicalType": "time-micros"}},
@@ -58,16 +76,25 @@ EVERY_TYPE = {
         {"name": "u", "type": {"type": "string", "logicalType": "uuid"}},
         {"name": "arr", "type": {"type": "array", "items": ["null", "long"]}},
         {"name": "m", "type": {"type": "map", "values": "t.Inner"}},
-        {"name": "nested", "type": {"type": "record", "name": "Outer", "fields": [
-            {"name": "inner", "type": ["null", "t.Inner"]},
-            {"name": "tags", "type": {"type": "array", "items": "string"}},
-        ]}},  # fmt: skip
+        {
+            "name": "nested",
+            "type": {
+                "type": "record",
+                "name": "Outer",
+                "fields": [
+                    {"name": "inner", "type": ["null", "t.Inner"]},
+                    {"name": "tags", "type": {"type": "array", "items": "string"}},
+                ],
+            },
+        },  # fmt: skip
     ],
 }
 
 
 def _row(k: int) -> dict[str, Any]:
-    base = datetime.datetime(2024, 2, 29, 12, 30, 15, 123000, tzinfo=datetime.UTC) + datetime.timedelta(days=k)
+    base = datetime.datetime(2024, 2, 29, 12, 30, 15, 123000, tzinfo=datetime.UTC) + datetime.timedelta(
+        days=k
+    )
     return {
         "b": k % 2 == 0,
         "i": -k,
@@ -114,7 +141,11 @@ def _payloads(schema: dict[str, Any], rows: list[dict[str, Any]]) -> list[bytes]
 
 def _oracle(cases: list[dict[str, Any]]) -> list[tuple[str, pa.Table]]:
     root = Path(__file__).resolve().parents[3]
-    env = {**os.environ, "TZ": "UTC", "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "TZ": "UTC",
+        "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+    }
     env["PYSPARK_PYTHON"] = sys.executable
     done = subprocess.run(
         [sys.executable, "-m", "integration_tests.connectors.formats.from_avro_oracle"],

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from integration_tests.connectors.kafka.helpers import memory_query, reader, stream
 from sparkflow_testing.kafka.broker import KafkaBroker
 from sparkflow_testing.registry.apicurio import SchemaRegistryServer
-from integration_tests.connectors.kafka.helpers import memory_query, reader, stream
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -47,7 +47,12 @@ ORDER_V2 = {
     **ORDER_V1,
     "fields": [*ORDER_V1["fields"], {"name": "channel", "type": "string", "default": "web"}],
 }
-KEY_SCHEMA = {"type": "record", "name": "OrderKey", "namespace": "shop", "fields": [{"name": "region", "type": "string"}]}
+KEY_SCHEMA = {
+    "type": "record",
+    "name": "OrderKey",
+    "namespace": "shop",
+    "fields": [{"name": "region", "type": "string"}],
+}
 
 
 def _order(i: int, v2: bool = False) -> dict[str, Any]:
@@ -66,7 +71,14 @@ def _order(i: int, v2: bool = False) -> dict[str, Any]:
     return rec
 
 
-def _serialize(registry: SchemaRegistryServer, topic: str, schema: dict[str, Any], records: list[Any], field: str = "value", **conf: Any) -> list[bytes]:
+def _serialize(
+    registry: SchemaRegistryServer,
+    topic: str,
+    schema: dict[str, Any],
+    records: list[Any],
+    field: str = "value",
+    **conf: Any,
+) -> list[bytes]:
     """Records encoded by confluent-kafka's own AvroSerializer (registering the schema)."""
     from confluent_kafka.schema_registry.avro import AvroSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
@@ -84,7 +96,9 @@ def test_values_written_by_confluent_serializer_become_typed_columns(
     spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer
 ) -> None:
     topic = reference_broker.create_topic(2)
-    reference_broker.produce(topic, _serialize(schema_registry, topic, ORDER_V1, [_order(i) for i in range(60)]))
+    reference_broker.produce(
+        topic, _serialize(schema_registry, topic, ORDER_V1, [_order(i) for i in range(60)])
+    )
     df = _avro(spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent")
     assert df.schema.simpleString() == (
         "struct<key:binary,id:bigint,customer:string,amount:decimal(9,2),placed:timestamp,status:string,"
@@ -98,7 +112,9 @@ def test_values_written_by_confluent_serializer_become_typed_columns(
         assert r["customer"] == want["customer"] and r["amount"] == want["amount"]
         assert r["status"] == want["status"] and r["items"] == want["items"] and r["attrs"] == want["attrs"]
         assert r["address"].asDict() == want["address"]
-        assert r["placed"].replace(tzinfo=None) == (want["placed"] - datetime.timedelta(0)).astimezone().replace(tzinfo=None)
+        assert r["placed"].replace(tzinfo=None) == (
+            want["placed"] - datetime.timedelta(0)
+        ).astimezone().replace(tzinfo=None)
         assert r["topic"] == topic and r["partition"] in (0, 1)
 
 
@@ -106,12 +122,19 @@ def test_struct_layout_key_fields_prefixed_and_tombstones(
     spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer
 ) -> None:
     topic = reference_broker.create_topic(1)
-    keys = _serialize(schema_registry, topic, KEY_SCHEMA, [{"region": f"r{i % 2}"} for i in range(10)], field="key")
+    keys = _serialize(
+        schema_registry, topic, KEY_SCHEMA, [{"region": f"r{i % 2}"} for i in range(10)], field="key"
+    )
     values: list[Any] = _serialize(schema_registry, topic, ORDER_V1, [_order(i) for i in range(10)])
     values[3] = None  # a tombstone: a null value, not a malformed one
     reference_broker.produce(topic, values, keys=keys)
     cols = _avro(
-        spark, reference_broker, schema_registry, topic, keyFormat="avro-confluent", valueFormat="avro-confluent"
+        spark,
+        reference_broker,
+        schema_registry,
+        topic,
+        keyFormat="avro-confluent",
+        valueFormat="avro-confluent",
     )
     assert cols.columns[:3] == ["key_region", "id", "customer"]
     rows = sorted(cols.collect(), key=lambda r: r["offset"])
@@ -130,9 +153,13 @@ def test_evolution_latest_by_version_and_by_id(
     spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer
 ) -> None:
     topic = reference_broker.create_topic(1)
-    reference_broker.produce(topic, _serialize(schema_registry, topic, ORDER_V1, [_order(i) for i in range(5)]))
+    reference_broker.produce(
+        topic, _serialize(schema_registry, topic, ORDER_V1, [_order(i) for i in range(5)])
+    )
     v1_id = schema_registry.client().get_latest_version(f"{topic}-value").schema_id
-    reference_broker.produce(topic, _serialize(schema_registry, topic, ORDER_V2, [_order(i, True) for i in range(5, 10)]))
+    reference_broker.produce(
+        topic, _serialize(schema_registry, topic, ORDER_V2, [_order(i, True) for i in range(5, 10)])
+    )
     latest = _avro(spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent")
     rows = sorted(latest.collect(), key=lambda r: r["id"])
     # v1 records resolved to the v2 reader schema take the added field's default
@@ -146,11 +173,16 @@ def test_evolution_latest_by_version_and_by_id(
 def test_subject_strategies_and_explicit_subject(
     spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer
 ) -> None:
-    from confluent_kafka.schema_registry import record_subject_name_strategy, topic_record_subject_name_strategy
+    from confluent_kafka.schema_registry import (
+        record_subject_name_strategy,
+        topic_record_subject_name_strategy,
+    )
 
     topic = reference_broker.create_topic(1)
     recs = [_order(i) for i in range(4)]
-    payloads = _serialize(schema_registry, topic, ORDER_V1, recs, **{"subject.name.strategy": record_subject_name_strategy})
+    payloads = _serialize(
+        schema_registry, topic, ORDER_V1, recs, **{"subject.name.strategy": record_subject_name_strategy}
+    )
     payloads += _serialize(
         schema_registry, topic, ORDER_V2, [_order(i, True) for i in range(4, 8)],
         **{"subject.name.strategy": topic_record_subject_name_strategy},
@@ -166,10 +198,24 @@ def test_subject_strategies_and_explicit_subject(
         valueFormat="avro-confluent", subjectNameStrategy="topic-record", valueRecordName="shop.Order",
     )  # fmt: skip
     assert sorted(r["channel"] for r in by_topic_record.collect()) == ["app"] * 4 + ["web"] * 4
-    explicit = _avro(spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent", valueSubject=f"{topic}-shop.Order")
+    explicit = _avro(
+        spark,
+        reference_broker,
+        schema_registry,
+        topic,
+        valueFormat="avro-confluent",
+        valueSubject=f"{topic}-shop.Order",
+    )
     assert "channel" in explicit.columns
     with pytest.raises(Exception, match="valueRecordName"):
-        _avro(spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent", subjectNameStrategy="record")
+        _avro(
+            spark,
+            reference_broker,
+            schema_registry,
+            topic,
+            valueFormat="avro-confluent",
+            subjectNameStrategy="record",
+        )
 
 
 def test_plain_avro_with_inline_schema(spark: Any, reference_broker: KafkaBroker) -> None:
@@ -185,7 +231,9 @@ def test_plain_avro_with_inline_schema(spark: Any, reference_broker: KafkaBroker
         fastavro.schemaless_writer(buf, parsed, _order(i))
         bodies.append(buf.getvalue())
     reference_broker.produce(topic, bodies)
-    df = reader(spark, reference_broker, subscribe=topic, valueFormat="avro", valueSchema=json.dumps(ORDER_V1)).load()
+    df = reader(
+        spark, reference_broker, subscribe=topic, valueFormat="avro", valueSchema=json.dumps(ORDER_V1)
+    ).load()
     assert sorted(r["id"] for r in df.collect()) == list(range(6))
 
 
@@ -197,18 +245,27 @@ def _bad_topic(broker: KafkaBroker, registry: SchemaRegistryServer) -> str:
     return topic
 
 
-def test_parse_modes(spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer) -> None:
+def test_parse_modes(
+    spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer
+) -> None:
     topic = _bad_topic(reference_broker, schema_registry)
     failfast = _avro(spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent")
-    with pytest.raises(Exception, match=rf"topic '{topic}', partition 0, offset 1: the value is not in the Confluent wire format"):
+    with pytest.raises(
+        Exception,
+        match=rf"topic '{topic}', partition 0, offset 1: the value is not in the Confluent wire format",
+    ):
         failfast.collect()
-    permissive = _avro(spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent", mode="PERMISSIVE")
+    permissive = _avro(
+        spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent", mode="PERMISSIVE"
+    )
     rows = sorted(permissive.collect(), key=lambda r: r["offset"])
     assert [r["id"] for r in rows] == [0, None, 1, None, None, 3]
     assert [r["_corrupt_record"] is None for r in rows] == [True, False, True, False, False, True]
     assert "unknown value schema id 987654" in rows[3]["_corrupt_record"]
-    assert f"offset 4: malformed Avro value (schema id" in rows[4]["_corrupt_record"]
-    dropped = _avro(spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent", mode="DROPMALFORMED")
+    assert "offset 4: malformed Avro value (schema id" in rows[4]["_corrupt_record"]
+    dropped = _avro(
+        spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent", mode="DROPMALFORMED"
+    )
     assert sorted(r["id"] for r in dropped.collect()) == [0, 1, 3]
 
 
@@ -219,7 +276,7 @@ def test_unknown_schema_id_fails_naming_the_record(
     good = _serialize(schema_registry, topic, ORDER_V1, [_order(0)])
     reference_broker.produce(topic, [good[0], b"\x00" + (424242).to_bytes(4, "big") + good[0][5:]])
     df = _avro(spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent")
-    with pytest.raises(Exception, match=rf"offset 1: unknown value schema id 424242"):
+    with pytest.raises(Exception, match=r"offset 1: unknown value schema id 424242"):
         df.collect()
 
 
@@ -228,23 +285,42 @@ def test_unresolvable_reader_schema_names_the_record(
 ) -> None:
     topic = reference_broker.create_topic(1)
     reference_broker.produce(topic, _serialize(schema_registry, topic, ORDER_V1, [_order(0)]))
-    reader_schema = {"type": "record", "name": "Order", "namespace": "shop", "fields": [{"name": "required_new", "type": "int"}]}
+    reader_schema = {
+        "type": "record",
+        "name": "Order",
+        "namespace": "shop",
+        "fields": [{"name": "required_new", "type": "int"}],
+    }
     schema_registry.set_compatibility(f"{topic}-value", "NONE")
     schema_registry.register(f"{topic}-value", json.dumps(reader_schema))
     df = _avro(spark, reference_broker, schema_registry, topic, valueFormat="avro-confluent")
-    with pytest.raises(Exception, match=rf"offset 0: value schema id \d+ cannot be read with the reader schema"):
+    with pytest.raises(
+        Exception, match=r"offset 0: value schema id \d+ cannot be read with the reader schema"
+    ):
         df.collect()
 
 
-def test_bad_options_fail_at_load(spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer) -> None:
+def test_bad_options_fail_at_load(
+    spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer
+) -> None:
     topic = reference_broker.create_topic(1)
     cases = [
         ({"valueFormat": "avro-confluent"}, "schemaRegistry.url"),
         ({"valueFormat": "avro-confluent", "schemaRegistry.url": "ftp://x"}, "schemaRegistry.url"),
         ({"valueFormat": "avro"}, "valueSchema"),
         ({"valueFormat": "parquet"}, "valueFormat"),
-        ({"valueFormat": "avro-confluent", "schemaRegistry.url": schema_registry.url, "mode": "lenient"}, "mode"),
-        ({"valueFormat": "avro-confluent", "schemaRegistry.url": schema_registry.url, "schemaRegistry.colour": "x"}, "schemaRegistry.colour"),
+        (
+            {"valueFormat": "avro-confluent", "schemaRegistry.url": schema_registry.url, "mode": "lenient"},
+            "mode",
+        ),
+        (
+            {
+                "valueFormat": "avro-confluent",
+                "schemaRegistry.url": schema_registry.url,
+                "schemaRegistry.colour": "x",
+            },
+            "schemaRegistry.colour",
+        ),
         ({"valueFormat": "avro-confluent", "schemaRegistry.url": schema_registry.url}, "has no subject"),
     ]
     for options, expected in cases:
@@ -276,7 +352,9 @@ def test_tls_client_certificate_and_credentials(
     sec = schema_registry.security
     assert sec is not None and schema_registry.secure_url is not None
     topic = reference_broker.create_topic(1)
-    reference_broker.produce(topic, _serialize(schema_registry, topic, ORDER_V1, [_order(i) for i in range(3)]))
+    reference_broker.produce(
+        topic, _serialize(schema_registry, topic, ORDER_V1, [_order(i) for i in range(3)])
+    )
     tls = {
         "schemaRegistry.url": schema_registry.secure_url,
         "schemaRegistry.ssl.ca.location": str(sec.ca_pem),
@@ -287,13 +365,24 @@ def test_tls_client_certificate_and_credentials(
     basic = {"schemaRegistry.basic.auth.user.info": f"{sec.user}:{sec.password}"}
     bearer = {"schemaRegistry.bearer.auth.token": sec.token}
     for creds in (basic, bearer):
-        df = reader(spark, reference_broker, subscribe=topic, valueFormat="avro-confluent", **tls, **creds).load()
+        df = reader(
+            spark, reference_broker, subscribe=topic, valueFormat="avro-confluent", **tls, **creds
+        ).load()
         assert sorted(r["id"] for r in df.collect()) == [0, 1, 2]
     refused = [
-        ({**tls, "schemaRegistry.basic.auth.user.info": f"{sec.user}:wrong-{sec.password}"}, "refused the credentials"),
+        (
+            {**tls, "schemaRegistry.basic.auth.user.info": f"{sec.user}:wrong-{sec.password}"},
+            "refused the credentials",
+        ),
         ({**tls}, "refused the credentials"),
-        ({**tls, **basic, "schemaRegistry.ssl.ca.location": str(sec.untrusted_ca_pem)}, "CERTIFICATE_VERIFY_FAILED"),
-        ({**{k: v for k, v in tls.items() if "certificate" not in k and "key" not in k}, **basic}, "unreachable"),
+        (
+            {**tls, **basic, "schemaRegistry.ssl.ca.location": str(sec.untrusted_ca_pem)},
+            "CERTIFICATE_VERIFY_FAILED",
+        ),
+        (
+            {**{k: v for k, v in tls.items() if "certificate" not in k and "key" not in k}, **basic},
+            "unreachable",
+        ),
     ]
     for options, expected in refused:
         with pytest.raises(Exception, match=expected) as info:
@@ -305,7 +394,9 @@ def test_streaming_keeps_the_reader_schema_fixed_at_start(
     spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer, tmp_path: Any
 ) -> None:
     topic = reference_broker.create_topic(1)
-    reference_broker.produce(topic, _serialize(schema_registry, topic, ORDER_V1, [_order(i) for i in range(5)]))
+    reference_broker.produce(
+        topic, _serialize(schema_registry, topic, ORDER_V1, [_order(i) for i in range(5)])
+    )
     df = stream(
         spark, reference_broker, subscribe=topic, startingOffsets="earliest", valueFormat="avro-confluent",
         **{"schemaRegistry.url": schema_registry.url},
@@ -314,14 +405,18 @@ def test_streaming_keeps_the_reader_schema_fixed_at_start(
     try:
         query.processAllAvailable()
         # a new version mid-query: its records are resolved to the reader schema fixed at start
-        reference_broker.produce(topic, _serialize(schema_registry, topic, ORDER_V2, [_order(i, True) for i in range(5, 9)]))
+        reference_broker.produce(
+            topic, _serialize(schema_registry, topic, ORDER_V2, [_order(i, True) for i in range(5, 9)])
+        )
         query.processAllAvailable()
         assert sorted(r["id"] for r in spark.table(table).collect()) == list(range(9))
     finally:
         query.stop()
 
 
-def _deserialize(broker: KafkaBroker, registry: SchemaRegistryServer, topic: str, field: str = "value") -> list[Any]:
+def _deserialize(
+    broker: KafkaBroker, registry: SchemaRegistryServer, topic: str, field: str = "value"
+) -> list[Any]:
     """The topic's records decoded by confluent-kafka's own AvroDeserializer, in offset order."""
     from confluent_kafka.schema_registry.avro import AvroDeserializer
     from confluent_kafka.serialization import MessageField, SerializationContext
@@ -351,12 +446,16 @@ def test_sink_output_is_read_by_confluent_deserializer(
     src, dst = reference_broker.create_topic(1), reference_broker.create_topic(1)
     want = [_order(i) for i in range(20)]
     reference_broker.produce(src, _serialize(schema_registry, src, ORDER_V1, want))
-    df = _avro(spark, reference_broker, schema_registry, src, valueFormat="avro-confluent", valueLayout="struct")
+    df = _avro(
+        spark, reference_broker, schema_registry, src, valueFormat="avro-confluent", valueLayout="struct"
+    )
     (
         df.selectExpr("named_struct('region', concat('r', cast(value.id % 2 as string))) as key", "value")
         .write.format("kafka-unified")
         .option("kafka.bootstrap.servers", reference_broker.bootstrap)
-        .options(topic=dst, valueFormat="avro-confluent", keyFormat="avro-confluent", autoRegisterSchemas="true")
+        .options(
+            topic=dst, valueFormat="avro-confluent", keyFormat="avro-confluent", autoRegisterSchemas="true"
+        )
         .options(valueSchema=json.dumps(ORDER_V1), keySchema=json.dumps(KEY_SCHEMA))
         .option("schemaRegistry.url", schema_registry.url)
         .mode("append")
@@ -374,7 +473,9 @@ def test_sink_uses_the_subjects_latest_schema_and_refuses_unregistered(
 ) -> None:
     dst = reference_broker.create_topic(1)
     schema_registry.register(f"{dst}-value", json.dumps(KEY_SCHEMA))
-    df = spark.createDataFrame([("north",), ("south",)], "region string").selectExpr("struct(region) as value")
+    df = spark.createDataFrame([("north",), ("south",)], "region string").selectExpr(
+        "struct(region) as value"
+    )
     writer = (
         df.write.format("kafka-unified")
         .option("kafka.bootstrap.servers", reference_broker.bootstrap)
@@ -383,7 +484,12 @@ def test_sink_uses_the_subjects_latest_schema_and_refuses_unregistered(
         .mode("append")
     )
     writer.save()
-    assert sorted(r["region"] for r in _deserialize(reference_broker, schema_registry, dst)) == ["north", "south"]
+    assert sorted(r["region"] for r in _deserialize(reference_broker, schema_registry, dst)) == [
+        "north",
+        "south",
+    ]
     other = {"type": "record", "name": "Other", "fields": [{"name": "region", "type": "string"}]}
-    with pytest.raises(Exception, match=rf"not registered under subject '{dst}-value'.*autoRegisterSchemas=true"):
+    with pytest.raises(
+        Exception, match=rf"not registered under subject '{dst}-value'.*autoRegisterSchemas=true"
+    ):
         writer.option("valueSchema", json.dumps(other)).save()

@@ -145,12 +145,19 @@ def distribution() -> Path:
         ]  # fmt: skip
         try:
             done = subprocess.run(
-                cmd, capture_output=True, text=True, timeout=UNPACK_TIMEOUT_S, stdin=subprocess.DEVNULL, cwd=entry
+                cmd,
+                capture_output=True,
+                text=True,
+                timeout=UNPACK_TIMEOUT_S,
+                stdin=subprocess.DEVNULL,
+                cwd=entry,
             )
         except subprocess.TimeoutExpired as exc:
             raise MavenError(f"unpacking {APICURIO_ARTIFACT} took over {exc.timeout}s") from exc
         if done.returncode != 0 or not (entry / "dist" / RUNNER_JAR).exists():
-            raise MavenError(f"mvn could not unpack {APICURIO_ARTIFACT}:\n{(done.stdout + done.stderr)[-3000:]}")
+            raise MavenError(
+                f"mvn could not unpack {APICURIO_ARTIFACT}:\n{(done.stdout + done.stderr)[-3000:]}"
+            )
         (entry / _COMPLETE).write_text(APICURIO_ARTIFACT + "\n")
     return entry / "dist"
 
@@ -159,7 +166,9 @@ def _wait_ready(base: str, proc: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"Apicurio exited with {proc.returncode}: {log.read_text(errors='replace')[-2000:]}")
+            raise RuntimeError(
+                f"Apicurio exited with {proc.returncode}: {log.read_text(errors='replace')[-2000:]}"
+            )
         try:
             with urllib.request.urlopen(base + "/health/ready", timeout=2) as resp:
                 if json.load(resp).get("status") == "UP":
@@ -167,7 +176,9 @@ def _wait_ready(base: str, proc: subprocess.Popen[bytes], log: Path) -> None:
         except (OSError, urllib.error.URLError, ValueError):
             pass
         time.sleep(0.2)
-    raise TimeoutError(f"Apicurio on {base} not ready within {START_TIMEOUT_S}s: {log.read_text(errors='replace')[-2000:]}")
+    raise TimeoutError(
+        f"Apicurio on {base} not ready within {START_TIMEOUT_S}s: {log.read_text(errors='replace')[-2000:]}"
+    )
 
 
 def _security(workdir: Path) -> RegistrySecurity:
@@ -222,7 +233,8 @@ def start_apicurio(secure: bool = False, java: str = "java") -> SchemaRegistrySe
             front_log = workdir / "front.log"
             env_cmd = [
                 sys.executable, "-m", "sparkflow_testing.registry.auth_proxy", "--port", str(front_port),
-                "--upstream", base, "--cert", str(workdir / "server.pem"), "--key", str(workdir / "server.key"),
+                "--upstream", base, "--cert", str(workdir / "server.pem"),
+                "--key", str(workdir / "server.key"),
                 "--client-ca", str(sec.ca_pem),
             ]  # fmt: skip
             front = _spawn_with_env(env_cmd, front_log, sec)
@@ -239,9 +251,18 @@ def start_apicurio(secure: bool = False, java: str = "java") -> SchemaRegistrySe
 def _spawn_with_env(cmd: list[str], log: Path, sec: RegistrySecurity) -> subprocess.Popen[bytes]:
     import os
 
-    env = {**os.environ, "REGISTRY_PROXY_BASIC": f"{sec.user}:{sec.password}", "REGISTRY_PROXY_BEARER": sec.token}
+    env = {
+        **os.environ,
+        "REGISTRY_PROXY_BASIC": f"{sec.user}:{sec.password}",
+        "REGISTRY_PROXY_BEARER": sec.token,
+    }
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH", "")])
     with open(log, "ab") as out:
         return subprocess.Popen(
-            cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env
+            cmd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env=env,
         )

@@ -63,7 +63,9 @@ def _handler(upstream: str, basic: str | None, bearer: str | None) -> type[BaseH
                 self.end_headers()
                 self.wfile.write(payload)
                 return
-            headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP | {"authorization"}}
+            headers = {
+                k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP | {"authorization"}
+            }
             conn = http.client.HTTPConnection(target.hostname or "127.0.0.1", target.port, timeout=30)
             try:
                 conn.request(self.command, target.path.rstrip("/") + self.path, body=body, headers=headers)
@@ -93,7 +95,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--key", help="server key (PEM)")
     parser.add_argument("--client-ca", help="require client certificates signed by this CA (PEM)")
     args = parser.parse_args(argv)
-    handler = _handler(args.upstream, os.environ.get("REGISTRY_PROXY_BASIC"), os.environ.get("REGISTRY_PROXY_BEARER"))
+    handler = _handler(
+        args.upstream, os.environ.get("REGISTRY_PROXY_BASIC"), os.environ.get("REGISTRY_PROXY_BEARER")
+    )
     server = ThreadingHTTPServer(("127.0.0.1", args.port), handler)
     server.daemon_threads = True
     if args.cert:

@@ -16,7 +16,11 @@ from connectors.formats.reader_schemas import ReaderSchema, from_metadata, to_me
 from connectors.formats.record_decoder import RecordDecoder, confluent_header
 from connectors.formats.registry_client import RegistryOptions, public_url
 
-SCHEMA = {"type": "record", "name": "R", "fields": [{"name": "id", "type": "long"}, {"name": "name", "type": "string"}]}
+SCHEMA = {
+    "type": "record",
+    "name": "R",
+    "fields": [{"name": "id", "type": "long"}, {"name": "name", "type": "string"}],
+}
 
 
 def _body(rec: dict[str, Any], schema: dict[str, Any] = SCHEMA) -> bytes:
@@ -30,7 +34,11 @@ def _body(rec: dict[str, Any], schema: dict[str, Any] = SCHEMA) -> bytes:
 def _batch(values: list[bytes | None]) -> pa.RecordBatch:
     n = len(values)
     return pa.RecordBatch.from_arrays(
-        [pa.array([None] * n, pa.binary()), pa.array(values, pa.binary()), pa.array(np.arange(n), pa.int64())],
+        [
+            pa.array([None] * n, pa.binary()),
+            pa.array(values, pa.binary()),
+            pa.array(np.arange(n), pa.int64()),
+        ],
         names=["key", "value", "offset"],
     )
 
@@ -45,7 +53,9 @@ def _locate(i: int) -> str:
 
 
 def test_confluent_header_reads_ids_and_flags_bad_records() -> None:
-    col = pa.array([b"\x00\x00\x00\x01\x02abc", None, b"\x01\x00\x00\x00\x01x", b"\x00\x00", b"\x00\xff\xff\xff\xffz"])
+    col = pa.array(
+        [b"\x00\x00\x00\x01\x02abc", None, b"\x01\x00\x00\x00\x01x", b"\x00\x00", b"\x00\xff\xff\xff\xffz"]
+    )
     valid, ok, ids = confluent_header(col)
     assert valid.tolist() == [True, False, True, True, True]
     assert ok.tolist() == [True, False, False, False, True]
@@ -66,7 +76,9 @@ def test_parse_modes() -> None:
     with pytest.raises(MalformedRecordError, match=r"offset 1: malformed Avro value \(the inline schema\)"):
         _decoder().decode(batch, _locate)
     out, kept = _decoder(mode="DROPMALFORMED").decode(batch, _locate)
-    assert kept is not None and kept.tolist() == [True, False, True] and out.column("id").to_pylist() == [1, 3]
+    assert (
+        kept is not None and kept.tolist() == [True, False, True] and out.column("id").to_pylist() == [1, 3]
+    )
     out, _ = _decoder(mode="permissive", columnNameOfCorruptRecord="bad").decode(batch, _locate)
     assert out.column("id").to_pylist() == [1, None, 3]
     bad = out.column("bad").to_pylist()
@@ -75,7 +87,9 @@ def test_parse_modes() -> None:
 
 def test_struct_layout_and_collisions() -> None:
     out, _ = _decoder(valueLayout="struct").decode(_batch([_body({"id": 1, "name": "a"})]), _locate)
-    assert out.schema.names == ["key", "value", "offset"] and out.column("value").to_pylist() == [{"id": 1, "name": "a"}]
+    assert out.schema.names == ["key", "value", "offset"] and out.column("value").to_pylist() == [
+        {"id": 1, "name": "a"}
+    ]
     colliding = {"type": "record", "name": "R", "fields": [{"name": "offset", "type": "long"}]}
     opts = RecordFormatOptions.parse({"valueFormat": "avro", "valueSchema": json.dumps(colliding)})
     dec = RecordDecoder(opts, {"value": ReaderSchema("value", json.dumps(colliding))})
@@ -90,11 +104,35 @@ def test_struct_layout_and_collisions() -> None:
         ({"valueFormat": "avro"}, "valueSchema"),
         ({"valueFormat": "avro-confluent"}, "schemaRegistry.url"),
         ({"valueFormat": "avro-confluent", "schemaRegistry.url": "x://h"}, "schemaRegistry.url"),
-        ({"valueFormat": "avro-confluent", "schemaRegistry.url": "http://h", "schemaRegistry.max.retries": "-1"}, "schemaRegistry.max.retries"),
-        ({"valueFormat": "avro-confluent", "schemaRegistry.url": "http://h", "schemaRegistry.nope": "1"}, "schemaRegistry.nope"),
-        ({"valueFormat": "avro-confluent", "schemaRegistry.url": "http://h", "valueSchemaId": "0"}, "valueSchemaId"),
-        ({"valueFormat": "avro-confluent", "schemaRegistry.url": "http://h", "valueSchemaId": "1", "valueSchemaVersion": "2"}, "valueSchemaVersion"),
-        ({"valueFormat": "avro-confluent", "schemaRegistry.url": "http://h", "valueRecordName": "1bad"}, "valueRecordName"),
+        (
+            {
+                "valueFormat": "avro-confluent",
+                "schemaRegistry.url": "http://h",
+                "schemaRegistry.max.retries": "-1",
+            },
+            "schemaRegistry.max.retries",
+        ),
+        (
+            {"valueFormat": "avro-confluent", "schemaRegistry.url": "http://h", "schemaRegistry.nope": "1"},
+            "schemaRegistry.nope",
+        ),
+        (
+            {"valueFormat": "avro-confluent", "schemaRegistry.url": "http://h", "valueSchemaId": "0"},
+            "valueSchemaId",
+        ),
+        (
+            {
+                "valueFormat": "avro-confluent",
+                "schemaRegistry.url": "http://h",
+                "valueSchemaId": "1",
+                "valueSchemaVersion": "2",
+            },
+            "valueSchemaVersion",
+        ),
+        (
+            {"valueFormat": "avro-confluent", "schemaRegistry.url": "http://h", "valueRecordName": "1bad"},
+            "valueRecordName",
+        ),
         ({"schemaRegistry.url": "http://h"}, "schemaregistry.url"),
         ({"mode": "PERMISSIVE"}, "mode"),
         ({"valueSubject": "s"}, "valueFormat"),
@@ -113,7 +151,9 @@ def test_registry_options_keep_secrets_out_of_repr_and_urls() -> None:
     assert "pw" not in repr(opts) and "tok" not in repr(opts)
     assert opts.url == "https://reg:8081/x" == public_url("https://u:pw@reg:8081/x,https://other")
     with pytest.raises(InvalidOptionError) as info:
-        RegistryOptions.parse({"schemaregistry.url": "http://h", "schemaregistry.basic.auth.user.info": "nocolon-secret"}, "t")
+        RegistryOptions.parse(
+            {"schemaregistry.url": "http://h", "schemaregistry.basic.auth.user.info": "nocolon-secret"}, "t"
+        )
     assert "nocolon-secret" not in str(info.value)
 
 
