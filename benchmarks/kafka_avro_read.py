@@ -1,0 +1,246 @@
+"""Benchmark: Avro values in the Confluent wire format, kafka-unified against Spark's best OSS path.
+
+``--records`` records (default 1,000,000) of a realistic 15-field schema (nested record, nullable
+fields, enum, array, map, timestamp, decimal) are encoded with the Confluent header (schema
+registered in a real registry: Apicurio 2.6.13 from ``sparkflow_testing.registry``) and produced
+once to real Apache Kafka over ``--partitions`` partitions. Then, in one ``local[2]`` Spark session
+that has Spark's own Kafka source and spark-avro (Maven Central, the newest served version):
+
+- ``kafka-unified``: ``valueFormat=avro-confluent`` (registry lookups, writer schema by id, typed
+  columns), ``where id is not null``, ``count``;
+- ``spark-from-avro``: ``format("kafka")`` then ``from_avro(substring(value, 6), <schema pasted>)``
+  (what users do since Spark cannot read the wire format), ``where v is not null``, ``count``: the
+  predicate makes Spark decode every record.
+
+Each reader runs ``--warmup`` untimed rounds, then the best of ``--rounds`` interleaved timed rounds;
+the ratio kafka-unified / spark-from-avro is printed (>1 means we are faster). Then decoding alone,
+outside Spark: ``RecordDecoder.decode`` on the raw Arrow batches (20,000 records each) in this one
+thread, records/s per core. The 1-minute load average is printed with each figure.
+
+    python -m benchmarks.kafka_avro_read                    # 1M records
+    python -m benchmarks.kafka_avro_read --records 200000   # quick run
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import decimal
+import io
+import json
+import os
+import struct
+import sys
+import time
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+SCHEMA = {
+    "type": "record",
+    "name": "Order",
+    "namespace": "bench",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "customer_id", "type": "long"},
+        {"name": "customer_name", "type": ["null", "string"], "default": None},
+        {"name": "email", "type": ["null", "string"], "default": None},
+        {"name": "status", "type": {"type": "enum", "name": "Status", "symbols": ["NEW", "PAID", "SHIPPED", "DONE"]}},
+        {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 12, "scale": 2}},
+        {"name": "currency", "type": "string"},
+        {"name": "quantity", "type": "int"},
+        {"name": "discount", "type": ["null", "double"], "default": None},
+        {"name": "placed_at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "shipped_at", "type": ["null", {"type": "long", "logicalType": "timestamp-millis"}], "default": None},
+        {"name": "is_gift", "type": "boolean"},
+        {"name": "tags", "type": {"type": "array", "items": "string"}},
+        {"name": "attributes", "type": {"type": "map", "values": "string"}},
+        {
+            "name": "address",
+            "type": {
+                "type": "record",
+                "name": "Address",
+                "fields": [
+                    {"name": "street", "type": "string"},
+                    {"name": "city", "type": "string"},
+                    {"name": "zip", "type": ["null", "string"], "default": None},
+                    {"name": "country", "type": "string"},
+                ],
+            },
+        },
+    ],
+}
+
+
+def record(i: int) -> dict[str, Any]:
+    """One realistic record."""
+    base = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
+    return {
+        "id": i,
+        "customer_id": i % 50_000,
+        "customer_name": None if i % 7 == 0 else f"Customer {i % 50_000}",
+        "email": None if i % 5 == 0 else f"user{i % 50_000}@example.com",
+        "status": ("NEW", "PAID", "SHIPPED", "DONE")[i % 4],
+        "amount": decimal.Decimal(i % 100_000) / 100,
+        "currency": "EUR" if i % 3 else "USD",
+        "quantity": 1 + i % 9,
+        "discount": None if i % 4 else 0.1,
+        "placed_at": base + datetime.timedelta(seconds=i),
+        "shipped_at": None if i % 2 else base + datetime.timedelta(seconds=i + 3600),
+        "is_gift": i % 11 == 0,
+        "tags": [f"tag{j}" for j in range(i % 4)],
+        "attributes": {"source": "web", "campaign": f"c{i % 20}"} if i % 3 else {},
+        "address": {"street": f"{i % 999} Main St", "city": f"City{i % 300}", "zip": None if i % 6 == 0 else f"{10000 + i % 89999}", "country": "DE"},
+    }
+
+
+def encode(schema_id: int, n: int) -> list[bytes]:
+    """``n`` records in the Confluent wire format."""
+    import fastavro
+
+    parsed = fastavro.parse_schema(SCHEMA)
+    header = struct.pack(">bI", 0, schema_id)
+    out = []
+    for i in range(n):
+        buf = io.BytesIO()
+        buf.write(header)
+        fastavro.schemaless_writer(buf, parsed, record(i))
+        out.append(buf.getvalue())
+    return out
+
+
+def loadavg() -> str:
+    """The 1-minute load average."""
+    with open("/proc/loadavg") as f:
+        return f.read().split()[0]
+
+
+def produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
+    """Produce and flush."""
+    from confluent_kafka import Producer
+
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.size": 1_000_000, "compression.type": "none"})
+    for i, v in enumerate(values):
+        while True:
+            try:
+                p.produce(topic, v)
+                break
+            except BufferError:
+                p.poll(0.05)
+        if i % 10_000 == 0:
+            p.poll(0)
+    p.flush(120)
+
+
+def decode_alone(values: list[bytes], registry_url: str, topic: str, batch: int = 20_000) -> float:
+    """Records/s of ``RecordDecoder.decode`` on raw Arrow batches in this thread."""
+    import numpy as np
+    import pyarrow as pa
+
+    from connectors.formats.format_options import RecordFormatOptions
+    from connectors.formats.reader_schemas import resolve_reader_schemas
+    from connectors.formats.record_decoder import RecordDecoder
+
+    opts = RecordFormatOptions.parse({"valueFormat": "avro-confluent", "schemaRegistry.url": registry_url})
+    decoder = RecordDecoder(opts, resolve_reader_schemas(opts, topic))
+    batches = []
+    for start in range(0, len(values), batch):
+        chunk = values[start : start + batch]
+        batches.append(
+            pa.RecordBatch.from_arrays(
+                [pa.array([None] * len(chunk), pa.binary()), pa.array(chunk, pa.binary()), pa.array(np.arange(len(chunk)))],
+                names=["key", "value", "offset"],
+            )
+        )
+    decoder.decode(batches[0], str)  # writer schema fetched, caches warm
+    started = time.perf_counter()
+    rows = sum(decoder.decode(b, str)[0].num_rows for b in batches)
+    return rows / (time.perf_counter() - started)
+
+
+def main() -> None:
+    """Run the benchmark."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+
+    from pyspark.sql import functions as F  # noqa: N812
+    from pyspark.sql.avro.functions import from_avro
+
+    from connector_base.spark import local_spark_session
+    from integration_tests.connectors.formats.from_avro_oracle import spark_avro_jars
+    from sparkflow_testing.kafka.brokers import start_broker
+    from sparkflow_testing.registry.apicurio import start_apicurio
+    from sparkflow_testing.spark.kafka_source import NEWEST_SERVED, spark_kafka_jars
+
+    registry = start_apicurio()
+    broker = start_broker("apache-kafka")
+    spark = None
+    try:
+        topic = broker.create_topic(args.partitions)
+        schema_id = registry.register(f"{topic}-value", json.dumps(SCHEMA))
+        t0 = time.perf_counter()
+        values = encode(schema_id, args.records)
+        produce(broker.bootstrap, topic, values)
+        print(f"produced {args.records} records ({sum(map(len, values)) / len(values):.0f} B avg) in {time.perf_counter() - t0:.1f}s")
+
+        rate = decode_alone(values, registry.url, topic)
+        print(f"decoding alone (RecordDecoder, fastavro path, 1 thread): {rate / 1e6:.3f} M records/s per core [load {loadavg()}]")
+        del values
+
+        jars = [str(p) for p in spark_kafka_jars(NEWEST_SERVED)] + spark_avro_jars()
+        spark = local_spark_session("bench-avro", cores=2, spark__jars=",".join(jars))
+        spark.sparkContext.setLogLevel("ERROR")
+        schema_json = json.dumps(SCHEMA)
+
+        def ours() -> int:
+            df = (
+                spark.read.format("kafka-unified")
+                .option("kafka.bootstrap.servers", broker.bootstrap)
+                .option("subscribe", topic)
+                .option("valueFormat", "avro-confluent")
+                .option("schemaRegistry.url", registry.url)
+                .load()
+            )
+            return int(df.where("id is not null").count())
+
+        def theirs() -> int:
+            df = (
+                spark.read.format("kafka")
+                .option("kafka.bootstrap.servers", broker.bootstrap)
+                .option("subscribe", topic)
+                .load()
+                .select(from_avro(F.expr("substring(value, 6)"), schema_json).alias("v"))
+            )
+            return int(df.where("v is not null").count())
+
+        readers = {"kafka-unified": ours, "spark-from-avro": theirs}
+        for _ in range(args.warmup):
+            for fn in readers.values():
+                fn()
+        best: dict[str, float] = {}
+        for _ in range(args.rounds):
+            for name, fn in readers.items():
+                started = time.perf_counter()
+                n = fn()
+                took = time.perf_counter() - started
+                assert n == args.records, (name, n)
+                best[name] = min(best.get(name, took), took)
+                print(f"{name}: {took:.2f}s, {n / took / 1e6:.3f} M records/s [load {loadavg()}]")
+        ratio = best["spark-from-avro"] / best["kafka-unified"]
+        print(
+            f"best: kafka-unified {best['kafka-unified']:.2f}s, spark-from-avro {best['spark-from-avro']:.2f}s; "
+            f"ratio kafka-unified/spark-from-avro = {ratio:.2f}x (goal >= 1.0x, moonshot 1.5x)"
+        )
+    finally:
+        if spark is not None:
+            spark.stop()
+        broker.stop()
+        registry.stop()
+
+
+if __name__ == "__main__":
+    main()
