@@ -16,9 +16,9 @@ cast to Spark's units in one vectorized pass. Unions of several non-null branche
 Native Avro->Arrow readers were weighed (background note: polars-avro 0.13, jetliner 0.2 and
 polars' own reader decode ~5M records/s/core versus fastavro's ~0.35M): all three are 0.x, pull
 polars (~40 MB), refuse unions of more than one non-null branch and do no reader-schema
-resolution, so they would need this module anyway as the fallback.
-This path is a dict per record (fastavro's); it is the pure fallback, not the fast path the issue asks for. They are not used yet; see
-docs/formats.md for the measured figures and the plan.
+resolution, so they would need this module anyway as the fallback. They are not used yet: this
+path is a dict per record (fastavro's), the pure fallback, not the native batch decoder the issue
+asks for; docs/formats.md has the measured figures and the plan.
 
 Threading: a decoder is used by one thread at a time (the emitter's).
 """

@@ -52,8 +52,13 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def spawn_group(cmd: list[str], log: Path | None, cwd: Path | None = None) -> subprocess.Popen[bytes]:
-    """Start ``cmd`` in a new session, its output appended to ``log`` (discarded without one)."""
+def spawn_group(
+    cmd: list[str], log: Path | None, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start ``cmd`` in a new session, its output appended to ``log`` (discarded without one).
+
+    ``env`` replaces the environment (secrets go there, not on the command line ``ps`` shows).
+    """
     out = open(log, "ab") if log else subprocess.DEVNULL  # closed below: the child keeps its own copy
     try:
         return subprocess.Popen(
@@ -63,6 +68,7 @@ def spawn_group(cmd: list[str], log: Path | None, cwd: Path | None = None) -> su
             stdin=subprocess.DEVNULL,
             start_new_session=True,
             cwd=cwd,
+            env=env,
         )
     finally:
         if log:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -237,7 +238,11 @@ def start_apicurio(secure: bool = False, java: str = "java") -> SchemaRegistrySe
                 "--key", str(workdir / "server.key"),
                 "--client-ca", str(sec.ca_pem),
             ]  # fmt: skip
-            front = _spawn_with_env(env_cmd, front_log, sec)
+            secrets = {
+                "REGISTRY_PROXY_BASIC": f"{sec.user}:{sec.password}",
+                "REGISTRY_PROXY_BEARER": sec.token,
+            }
+            front = spawn_group(env_cmd, front_log, env={**os.environ, **secrets})
             server._procs.append(front)
             wait_listening("127.0.0.1", front_port, front, 30.0, front_log, "registry front")
             server.secure_url = f"https://localhost:{front_port}{CCOMPAT_PATH}"
@@ -246,23 +251,3 @@ def start_apicurio(secure: bool = False, java: str = "java") -> SchemaRegistrySe
         server.stop()
         raise
     return server
-
-
-def _spawn_with_env(cmd: list[str], log: Path, sec: RegistrySecurity) -> subprocess.Popen[bytes]:
-    import os
-
-    env = {
-        **os.environ,
-        "REGISTRY_PROXY_BASIC": f"{sec.user}:{sec.password}",
-        "REGISTRY_PROXY_BEARER": sec.token,
-    }
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH", "")])
-    with open(log, "ab") as out:
-        return subprocess.Popen(
-            cmd,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            env=env,
-        )
