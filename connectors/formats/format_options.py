@@ -3,7 +3,9 @@
 Options (case-insensitive; ``<p>`` is ``key`` or ``value``):
 
 - ``<p>Format``: ``binary`` (default: the bytes, unchanged) | ``avro-confluent`` (Confluent wire
-  format: magic 0, 4-byte schema id, Avro body) | ``avro`` (plain Avro body, schema given inline).
+  format: magic 0, 4-byte schema id, Avro body) | ``avro`` (plain Avro body, schema given inline) |
+  ``json-confluent`` (the header, then JSON; JSON Schema in the registry) | ``json`` (plain JSON,
+  JSON Schema given inline).
 - ``<p>Subject``: explicit subject for the reader schema; else ``subjectNameStrategy`` =
   ``topic`` (default: ``<topic>-<p>``), ``record`` (``<p>RecordName``) or ``topic-record``
   (``<topic>-<p>RecordName``).
@@ -49,11 +51,23 @@ class FormatKind(Enum):
     BINARY = "binary"
     AVRO_CONFLUENT = "avro-confluent"
     AVRO = "avro"
+    JSON_CONFLUENT = "json-confluent"
+    JSON = "json"
 
     @property
     def uses_registry(self) -> bool:
         """Whether records carry a registry schema id."""
-        return self is FormatKind.AVRO_CONFLUENT
+        return self in (FormatKind.AVRO_CONFLUENT, FormatKind.JSON_CONFLUENT)
+
+    @property
+    def decoded_inline(self) -> bool:
+        """Whether the format decodes with an inline schema and no header (``avro``, ``json``)."""
+        return self in (FormatKind.AVRO, FormatKind.JSON)
+
+    @property
+    def schema_type(self) -> str:
+        """The registry's name of the schema language (``AVRO``, ``JSON``)."""
+        return "JSON" if self in (FormatKind.JSON_CONFLUENT, FormatKind.JSON) else "AVRO"
 
 
 class ParseMode(Enum):
@@ -193,15 +207,20 @@ class PayloadFormat:
                 raise InvalidOptionError(
                     f"{role}Format",
                     "binary",
-                    f"a decoding format (avro-confluent, avro) when {role}{extra[0]} is set",
+                    f"a decoding format (avro-confluent, avro, json-confluent, json) "
+                    f"when {role}{extra[0]} is set",
                 )
-        if kind is FormatKind.AVRO and (inline is None or not inline.strip()):
+        if kind.decoded_inline and (inline is None or not inline.strip()):
             raise InvalidOptionError(
-                f"{role}Schema", None, f"the Avro schema (JSON) of the {role}s with {role}Format=avro"
+                f"{role}Schema",
+                None,
+                f"the {kind.schema_type} schema of the {role}s with {role}Format={kind.value}",
             )
-        if kind is FormatKind.AVRO and (schema_id or version):
+        if kind.decoded_inline and (schema_id or version):
             raise InvalidOptionError(
-                f"{role}Format", "avro", f"avro-confluent to use {given[0]} (plain avro has no registry)"
+                f"{role}Format",
+                kind.value,
+                f"{kind.value}-confluent to use {given[0]} (no registry in plain {kind.value})",
             )
         record = opts.get(f"{role}recordname")
         if record is not None and not re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*", record.strip()):
@@ -265,7 +284,9 @@ class RecordFormatOptions:
         elif any(k.startswith(REGISTRY_PREFIX) for k in opts):
             first = next(k for k in opts if k.startswith(REGISTRY_PREFIX))
             raise InvalidOptionError(
-                first, "<set>", "keyFormat or valueFormat avro-confluent (nothing else uses the registry)"
+                first,
+                "<set>",
+                "keyFormat or valueFormat avro-confluent or json-confluent (nothing else uses the registry)",
             )
         if not (key.decoded or value.decoded):
             for name in (

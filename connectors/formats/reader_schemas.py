@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from connector_base import ConnectorError
-from connectors.formats.format_options import FormatKind, PayloadFormat, RecordFormatOptions
+from connectors.formats.format_options import PayloadFormat, RecordFormatOptions
 from connectors.formats.registry_client import RegistryClient
 
 __all__ = ["READER_SCHEMAS_KEY", "ReaderSchema", "from_metadata", "resolve_reader_schemas", "to_metadata"]
@@ -46,7 +46,7 @@ class ReaderSchema:
 def _resolve(payload: PayloadFormat, options: RecordFormatOptions, topic: str | None) -> ReaderSchema:
     if payload.inline_schema is not None:
         return ReaderSchema(payload.role, payload.inline_schema)
-    assert payload.kind is FormatKind.AVRO_CONFLUENT and options.registry is not None
+    assert payload.kind.uses_registry and options.registry is not None
     client = RegistryClient.for_options(options.registry)
     where = f"resolving the {payload.role} reader schema"
     if payload.schema_id is not None:
@@ -59,10 +59,10 @@ def _resolve(payload: PayloadFormat, options: RecordFormatOptions, topic: str | 
             schema_id, text, kind = client.version(subject, payload.schema_version, where)
         else:
             schema_id, text, kind = client.latest(subject, where)
-    if kind.upper() != "AVRO":
+    if kind.upper() != payload.kind.schema_type:
         raise ConnectorError(
             f"{where}: schema {schema_id} is {kind}, but "
-            f"{payload.role}Format={payload.kind.value} expects AVRO"
+            f"{payload.role}Format={payload.kind.value} expects {payload.kind.schema_type}"
         )
     return ReaderSchema(payload.role, text, schema_id, subject)
 

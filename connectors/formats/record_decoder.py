@@ -22,12 +22,12 @@ import pyarrow.compute as pc
 from connector_base import ConnectorError, MalformedRecordError
 from connectors.formats.avro_decoder import AvroDecoder, describe_error, is_resolution_error
 from connectors.formats.format_options import (
-    FormatKind,
     Layout,
     ParseMode,
     PayloadFormat,
     RecordFormatOptions,
 )
+from connectors.formats.json_decoder import JsonDecoder
 from connectors.formats.reader_schemas import ReaderSchema
 from connectors.formats.registry_client import RegistryClient, SchemaNotFoundError
 
@@ -72,21 +72,27 @@ class _PayloadDecoder:
     def __init__(self, payload: PayloadFormat, reader: ReaderSchema, options: RecordFormatOptions) -> None:
         self.payload = payload
         self.reader = reader
-        self.avro = AvroDecoder(reader.text)
+        self.codec: AvroDecoder | JsonDecoder = (
+            JsonDecoder(reader.text) if payload.kind.schema_type == "JSON" else AvroDecoder(reader.text)
+        )
+        self._language = "JSON" if payload.kind.schema_type == "JSON" else "Avro"
         self._registry = RegistryClient.for_options(options.registry) if options.registry else None
         self._writer_texts: dict[int, str] = {}
 
     @property
     def arrow_type(self) -> pa.DataType:
-        return self.avro.arrow_type
+        return self.codec.arrow_type
 
     def _writer_text(self, schema_id: int, where: str) -> str:
         text = self._writer_texts.get(schema_id)
         if text is None:
             assert self._registry is not None
             text, kind = self._registry.schema_by_id(schema_id, where)
-            if kind.upper() != "AVRO":
-                raise SchemaNotFoundError(f"{where}: schema id {schema_id} is a {kind} schema, not Avro")
+            expected = self.payload.kind.schema_type
+            if kind.upper() != expected:
+                raise SchemaNotFoundError(
+                    f"{where}: schema id {schema_id} is a {kind} schema, not {expected}"
+                )
             self._writer_texts[schema_id] = text
         return text
 
@@ -97,7 +103,7 @@ class _PayloadDecoder:
         errors: dict[int, str] = {}
         raw = column.to_pylist()
         role = self.payload.role
-        if self.payload.kind is FormatKind.AVRO:
+        if not self.payload.kind.uses_registry:
             rows = [i for i in range(n) if raw[i] is not None]
             groups = {-1: rows}
             bodies = raw
@@ -124,7 +130,7 @@ class _PayloadDecoder:
                         errors[i] = f"unknown {role} schema id {schema_id}: {exc}"
                     continue
             try:
-                decoded = self.avro.decode_group([bodies[i] for i in rows], writer)
+                decoded = self.codec.decode_group([bodies[i] for i in rows], writer)
             except Exception as exc:  # noqa: BLE001 - a writer schema the reader cannot resolve
                 for i in rows:
                     errors[i] = (
@@ -140,10 +146,18 @@ class _PayloadDecoder:
                             f"{role} {label} cannot be read with the reader schema: {describe_error(d)}"
                         )
                     else:
-                        errors[i] = f"malformed Avro {role} ({label}): {describe_error(d)}"
+                        errors[i] = f"malformed {self._language} {role} ({label}): {describe_error(d)}"
                 else:
                     values[i] = d
-        return self.avro.to_arrow(values), errors
+        try:
+            return self.codec.to_arrow(values), errors
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+            if not isinstance(self.codec, JsonDecoder):
+                raise
+        for i, reason in self.codec.bad_values(values).items():  # JSON values of the wrong type
+            errors[i] = f"{role} does not fit the JSON Schema: {reason}"
+            values[i] = None
+        return self.codec.to_arrow(values), errors
 
 
 class RecordDecoder:

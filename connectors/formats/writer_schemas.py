@@ -12,10 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from connector_base import ConnectorError
-from connectors.formats.format_options import FormatKind, PayloadFormat, RecordFormatOptions
+from connectors.formats.avro_encoder import AvroEncoder
+from connectors.formats.format_options import PayloadFormat, RecordFormatOptions
+from connectors.formats.json_encoder import JsonEncoder
 from connectors.formats.registry_client import RegistryClient, SchemaNotFoundError
 
-__all__ = ["WriterSchema", "resolve_writer_schemas"]
+__all__ = ["PayloadEncoder", "WriterSchema", "resolve_writer_schemas", "writer_encoder"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,40 +27,52 @@ class WriterSchema:
     role: str
     text: str
     schema_id: int | None
+    schema_type: str = "AVRO"
+
+
+PayloadEncoder = AvroEncoder | JsonEncoder
+
+
+def writer_encoder(schema: WriterSchema) -> PayloadEncoder:
+    """The encoder of ``schema``'s language."""
+    if schema.schema_type == "JSON":
+        return JsonEncoder(schema.text, schema.schema_id)
+    return AvroEncoder(schema.text, schema.schema_id)
 
 
 def _resolve(payload: PayloadFormat, options: RecordFormatOptions, topic: str | None) -> WriterSchema:
-    if payload.kind is FormatKind.AVRO:
+    if payload.kind.decoded_inline:
         assert payload.inline_schema is not None
-        return WriterSchema(payload.role, payload.inline_schema, None)
+        return WriterSchema(payload.role, payload.inline_schema, None, payload.kind.schema_type)
     assert options.registry is not None
     client = RegistryClient.for_options(options.registry)
     where = f"resolving the {payload.role} writer schema"
     if payload.schema_id is not None:
         text, _kind = client.schema_by_id(payload.schema_id, where)
-        return WriterSchema(payload.role, text, payload.schema_id)
+        return WriterSchema(payload.role, text, payload.schema_id, payload.kind.schema_type)
     subject = payload.subject_for(topic, options.strategy)
     if payload.inline_schema is not None:
         if options.auto_register:
             return WriterSchema(
                 payload.role,
                 payload.inline_schema,
-                client.register(subject, payload.inline_schema, "AVRO", where),
+                client.register(subject, payload.inline_schema, payload.kind.schema_type, where),
+                payload.kind.schema_type,
             )
         try:
-            schema_id = client.lookup(subject, payload.inline_schema, "AVRO", where)
+            schema_id = client.lookup(subject, payload.inline_schema, payload.kind.schema_type, where)
         except SchemaNotFoundError:
             raise ConnectorError(
                 f"{where}: the inline {payload.role}Schema is not registered under subject {subject!r}; "
                 "register "
                 "it, or set autoRegisterSchemas=true to let the sink register it"
             ) from None
-        return WriterSchema(payload.role, payload.inline_schema, schema_id)
+        return WriterSchema(payload.role, payload.inline_schema, schema_id, payload.kind.schema_type)
     if payload.schema_version is not None:
         schema_id, text, _kind = client.version(subject, payload.schema_version, where)
     else:
         schema_id, text, _kind = client.latest(subject, where)
-    return WriterSchema(payload.role, text, schema_id)
+    return WriterSchema(payload.role, text, schema_id, payload.kind.schema_type)
 
 
 def resolve_writer_schemas(options: RecordFormatOptions, topic: str | None) -> dict[str, WriterSchema]:

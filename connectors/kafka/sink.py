@@ -20,9 +20,8 @@ from pyspark.sql.types import BinaryType, IntegerType, StringType, StructType
 from typing_extensions import override
 
 from connector_base import ConnectorError, InvalidOptionError
-from connectors.formats.avro_encoder import AvroEncoder
 from connectors.formats.format_options import is_format_option
-from connectors.formats.writer_schemas import WriterSchema
+from connectors.formats.writer_schemas import PayloadEncoder, WriterSchema, writer_encoder
 from connectors.kafka.client_config import redact, translate_client_options
 from connectors.kafka.client_errors import ConnectErrorWatch
 from connectors.kafka.java_settings import check_librdkafka, translate_java_settings
@@ -143,7 +142,7 @@ def _bytes(values: list[Any] | None, n: int) -> list[Any]:
     return [v.encode() if isinstance(v, str) else v for v in values]
 
 
-def _encoded(batch: pa.RecordBatch, name: str, encoders: dict[str, AvroEncoder]) -> list[Any] | None:
+def _encoded(batch: pa.RecordBatch, name: str, encoders: dict[str, PayloadEncoder]) -> list[Any] | None:
     encoder = encoders.get(name)
     idx = batch.schema.get_field_index(name)
     if encoder is None or idx < 0:
@@ -175,7 +174,7 @@ def produce_batches(options: KafkaSinkOptions, batches: Iterator[pa.RecordBatch]
     report = _Delivery()
     sent = 0
     produce = producer.produce
-    encoders = {r: AvroEncoder(w.text, w.schema_id) for r, w in options.writer_schemas.items()}
+    encoders = {r: writer_encoder(w) for r, w in options.writer_schemas.items()}
     for batch in batches:
         n = batch.num_rows
         if n == 0:
