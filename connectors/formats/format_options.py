@@ -101,9 +101,11 @@ FORMAT_OPTION_NAMES = frozenset(
 """Lower-case names of the options this module reads (besides ``schemaRegistry.*``)."""
 
 
-def is_format_option(key: str) -> bool:
-    """Whether a lower-case option name belongs to the record formats."""
-    return key in FORMAT_OPTION_NAMES or key.startswith(REGISTRY_PREFIX)
+def is_format_option(key: str, mode_option: str = "mode") -> bool:
+    """Whether a lower-case option name belongs to the record formats (``mode_option``: parse mode's name)."""
+    if key == "mode" and mode_option != "mode":
+        return False  # the source's own option (Pravega's read mode)
+    return key in FORMAT_OPTION_NAMES or key == mode_option or key.startswith(REGISTRY_PREFIX)
 
 
 def _enum(
@@ -266,14 +268,25 @@ class RecordFormatOptions:
         return tuple(p for p in (self.key, self.value) if p.decoded)
 
     @classmethod
-    def parse(cls, options: Mapping[str, str]) -> RecordFormatOptions:
-        """Parse the format options out of ``options`` (any case); others are ignored."""
+    def parse(
+        cls, options: Mapping[str, str], mode_option: str = "mode", roles: tuple[str, ...] = ("key", "value")
+    ) -> RecordFormatOptions:
+        """Parse the format options out of ``options`` (any case); others are ignored.
+
+        ``mode_option`` names the parse-mode option (``parseMode`` where the source has its own
+        ``mode``); ``roles`` are the payloads the source has (Pravega events: ``value`` only).
+        """
         opts = {k.lower(): v for k, v in options.items() if v is not None}
+        for role in ("key", "value"):
+            if role not in roles and any(k.startswith(role) and is_format_option(k) for k in opts):
+                first = next(k for k in opts if k.startswith(role) and is_format_option(k))
+                raise InvalidOptionError(first, opts[first], f"not set: this source has no {role} to decode")
         key, value = PayloadFormat.parse(opts, "key"), PayloadFormat.parse(opts, "value")
         strategy = _enum(
             opts, "subjectnamestrategy", "subjectNameStrategy", SubjectStrategy, SubjectStrategy.TOPIC
         )
-        mode = _enum(opts, "mode", "mode", ParseMode, ParseMode.FAILFAST, upper=True)
+        mode_name = "parseMode" if mode_option == "parsemode" else "mode"
+        mode = _enum(opts, mode_option, mode_name, ParseMode, ParseMode.FAILFAST, upper=True)
         assert isinstance(strategy, SubjectStrategy) and isinstance(mode, ParseMode)
         uses_registry = [p for p in (key, value) if p.kind.uses_registry]
         registry = None
@@ -290,7 +303,7 @@ class RecordFormatOptions:
             )
         if not (key.decoded or value.decoded):
             for name in (
-                "mode",
+                mode_option,
                 "columnnameofcorruptrecord",
                 "keyfieldsprefix",
                 "subjectnamestrategy",

@@ -163,26 +163,34 @@ class _PayloadDecoder:
 class RecordDecoder:
     """Decodes the ``key``/``value`` columns of raw batches per ``RecordFormatOptions``."""
 
-    def __init__(self, options: RecordFormatOptions, readers: dict[str, ReaderSchema]) -> None:
+    def __init__(
+        self,
+        options: RecordFormatOptions,
+        readers: dict[str, ReaderSchema],
+        columns: dict[str, str] | None = None,
+    ) -> None:
         self.options = options
+        self._column = {"key": "key", "value": "value", **(columns or {})}  # role -> column decoded
         missing = [p.role for p in options.payloads if p.role not in readers]
         if missing:
             raise ConnectorError(f"no reader schema was fixed for the {', '.join(missing)} at planning")
-        self._decoders = {p.role: _PayloadDecoder(p, readers[p.role], options) for p in options.payloads}
+        self._decoders = {
+            self._column[p.role]: _PayloadDecoder(p, readers[p.role], options) for p in options.payloads
+        }
 
-    def _columns_of(self, role: str, typ: pa.DataType) -> list[pa.Field]:
-        payload = self.options.key if role == "key" else self.options.value
+    def _columns_of(self, column: str, decoder: _PayloadDecoder) -> list[pa.Field]:
+        payload, typ = decoder.payload, decoder.arrow_type
         if payload.layout is Layout.COLUMNS and pa.types.is_struct(typ):
-            prefix = self.options.key_prefix if role == "key" else ""
+            prefix = self.options.key_prefix if payload.role == "key" else ""
             return [pa.field(prefix + f.name, f.type) for f in typ]
-        return [pa.field(role, typ)]
+        return [pa.field(column, typ)]
 
     def output_schema(self, base: pa.Schema) -> pa.Schema:
         """The Arrow schema of decoded batches, given the raw batches' schema."""
         fields: list[pa.Field] = []
         for f in base:
             decoder = self._decoders.get(f.name)
-            fields.extend(self._columns_of(f.name, decoder.arrow_type) if decoder else [f])
+            fields.extend(self._columns_of(f.name, decoder) if decoder else [f])
         if self.options.mode is ParseMode.PERMISSIVE:
             fields.append(pa.field(self.options.corrupt_column, pa.string()))
         names = [f.name for f in fields]
@@ -210,8 +218,8 @@ class RecordDecoder:
         if errors and mode is ParseMode.FAILFAST:
             first = min(errors)
             raise MalformedRecordError(
-                f"{locate(first)}: {errors[first]} (mode=FAILFAST; mode=PERMISSIVE keeps such records with "
-                f"the reason in column {self.options.corrupt_column!r}, mode=DROPMALFORMED skips them)"
+                f"{locate(first)}: {errors[first]} (parse mode FAILFAST; PERMISSIVE keeps such records with "
+                f"the reason in column {self.options.corrupt_column!r}, DROPMALFORMED skips them)"
             )
         columns: list[pa.Array] = []
         for name in batch.schema.names:
@@ -219,7 +227,7 @@ class RecordDecoder:
                 arr = decoded[name]
                 if errors:  # a row with any malformed payload has every decoded payload null
                     arr = _null_rows(arr, errors)
-                payload = self.options.key if name == "key" else self.options.value
+                payload = self._decoders[name].payload
                 if payload.layout is Layout.COLUMNS and pa.types.is_struct(arr.type):
                     columns.extend(arr.flatten())
                 else:

@@ -17,12 +17,14 @@ from connectors.formats.record_decoder import RecordDecoder
 __all__ = ["decoded_schema", "decoder_for"]
 
 
-def decoded_schema(base: pa.Schema, options: RecordFormatOptions, topic: str | None) -> StructType:
+def decoded_schema(
+    base: pa.Schema, options: RecordFormatOptions, topic: str | None, columns: dict[str, str] | None = None
+) -> StructType:
     """The Spark schema of decoded rows (reader schemas resolved now and kept in field metadata)."""
     from pyspark.sql.pandas.types import from_arrow_schema
 
     readers = resolve_reader_schemas(options, topic)
-    arrow = RecordDecoder(options, readers).output_schema(base)
+    arrow = RecordDecoder(options, readers, columns).output_schema(base)
     spark = from_arrow_schema(arrow, prefer_timestamp_ntz=True)
     first = spark.fields[0]
     pinned = StructField(
@@ -31,9 +33,11 @@ def decoded_schema(base: pa.Schema, options: RecordFormatOptions, topic: str | N
     return StructType([pinned, *spark.fields[1:]])
 
 
-def decoder_for(schema: StructType, options: RecordFormatOptions, topic: str | None) -> RecordDecoder:
+def decoder_for(
+    schema: StructType, options: RecordFormatOptions, topic: str | None, columns: dict[str, str] | None = None
+) -> RecordDecoder:
     """The decoder of rows in ``schema`` (its pinned reader schemas; resolved now if it has none)."""
     readers = from_metadata(schema.fields[0].metadata if schema.fields else None)
     if readers is None:
         readers = resolve_reader_schemas(options, topic)
-    return RecordDecoder(options, readers)
+    return RecordDecoder(options, readers, columns)

@@ -11,16 +11,21 @@ from typing_extensions import override
 
 from connector_base import InvalidOptionError
 from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner, SplitsPartition
-from connector_base.spark.bridge import _BridgeBatchReader
+from connector_base.spark.bridge import _BridgeBatchReader, to_arrow_schema
 from connector_base.spark.event_time_options import EventTimeOptions
 from connectors._extras import require_extra
+from connectors.formats.format_options import RecordFormatOptions
+from connectors.formats.spark_schema import decoded_schema, decoder_for
 from connectors.pravega.controller_client import CLIENT_MODULES
 from connectors.pravega.event_time import EventTimeExtractor, check_column, cut_support, parse_encoding
-from connectors.pravega.options import PravegaSinkOptions, PravegaSourceOptions, ReadMode
+from connectors.pravega.options import PARSE_MODE_OPTION, PravegaSinkOptions, PravegaSourceOptions, ReadMode
 from connectors.pravega.planner import PravegaSegmentPlanner
 from connectors.pravega.source import PravegaSource
 
 __all__ = ["PRAVEGA_SCHEMA", "PravegaDataSource"]
+
+EVENT_COLUMN = {"value": "event"}
+"""``valueFormat`` decodes the ``event`` column (Pravega events have no key)."""
 
 PRAVEGA_SCHEMA = StructType(
     [
@@ -45,7 +50,20 @@ class PravegaDataSource(SourceDataSource):
 
     @override
     def default_schema(self) -> StructType:
-        return PRAVEGA_SCHEMA
+        """The event's bytes and position; with ``valueFormat``, the decoded event (registry asked now)."""
+        formats = self._formats()
+        if not formats.active:
+            return PRAVEGA_SCHEMA
+        return decoded_schema(to_arrow_schema(PRAVEGA_SCHEMA), formats, self._single_stream(), EVENT_COLUMN)
+
+    def _formats(self) -> RecordFormatOptions:
+        return RecordFormatOptions.parse(dict(self.options), PARSE_MODE_OPTION, roles=("value",))
+
+    def _single_stream(self) -> str | None:
+        """The one stream read: subjects of the ``topic`` strategy are ``<stream>-value``."""
+        raw = {k.lower(): v for k, v in self.options.items()}.get("stream", "")
+        names = [s.strip() for s in str(raw).split(",") if s.strip()]
+        return names[0].split("/")[-1] if len(names) == 1 else None
 
     def _options(self, streaming: bool) -> PravegaSourceOptions:
         require_extra(f"format {self.name()!r}", "pravega", CLIENT_MODULES)
@@ -67,7 +85,12 @@ class PravegaDataSource(SourceDataSource):
 
     @override
     def create_source(self, schema: StructType, streaming: bool) -> PravegaSource:
-        return PravegaSource(self._options(streaming))
+        options = self._options(streaming)
+        formats = self._formats()
+        if not formats.active:
+            return PravegaSource(options)
+        stream = self._single_stream()
+        return PravegaSource(options, lambda: decoder_for(schema, formats, stream, EVENT_COLUMN))
 
     @override
     def create_planner(self, source: PravegaSource) -> SplitPlanner[object]:  # type: ignore[override,type-var]

@@ -8,6 +8,7 @@ from enum import Enum
 
 from connector_base import InvalidOptionError
 from connector_base.spark import ReadLimitOptions, parse_duration_ms, parse_positive_int
+from connectors.formats.format_options import is_format_option
 from connectors.pravega.controller_client import (
     DEFAULT_NETWORK_TIMEOUT_MS,
     DEFAULT_READ_TIMEOUT_MS,
@@ -16,7 +17,16 @@ from connectors.pravega.controller_client import (
 from connectors.pravega.event_time import EventTimeEncoding, parse_encoding
 from connectors.pravega.positions import CutKind, StreamCutSpec, StreamId, parse_stream_cut
 
-__all__ = ["PravegaSourceOptions", "PravegaSinkOptions", "ReadMode", "connection_settings"]
+__all__ = [
+    "PARSE_MODE_OPTION",
+    "PravegaSourceOptions",
+    "PravegaSinkOptions",
+    "ReadMode",
+    "connection_settings",
+]
+
+PARSE_MODE_OPTION = "parsemode"
+"""``mode`` is the read mode here, so the record formats' parse mode is ``parseMode``."""
 
 DEFAULT_DISCOVERY_INTERVAL_MS = 1000
 
@@ -84,9 +94,10 @@ def _transaction_log_dir(options: Mapping[str, str]) -> str | None:
     return None
 
 
-def _check_known(options: Mapping[str, str], known: set[str]) -> None:
+def _check_known(options: Mapping[str, str], known: set[str], formats: bool = False) -> None:
+    """Refuse unknown options (``formats``: the record-format options are known too)."""
     for key, value in options.items():
-        if key.lower() not in known:
+        if key.lower() not in known and not (formats and is_format_option(key.lower(), PARSE_MODE_OPTION)):
             shown = "<hidden>" if key.lower() in ("password", "auth_token") else value
             raise InvalidOptionError(key, shown, f"one of the options {sorted(known)}")
 
@@ -205,7 +216,7 @@ class PravegaSourceOptions:
     @classmethod
     def parse(cls, options: Mapping[str, str], streaming: bool) -> PravegaSourceOptions:
         """Parse and validate; raises ``InvalidOptionError`` naming the option."""
-        _check_known(options, _SOURCE_KEYS)
+        _check_known(options, _SOURCE_KEYS, formats=True)
         o = _lower(options)
         connection = connection_settings(o)
         streams = _streams(o)

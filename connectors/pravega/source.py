@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from typing_extensions import override
 
 from connector_base import (
@@ -12,6 +14,7 @@ from connector_base import (
     SplitEnumeratorContext,
     VersionedSerializer,
 )
+from connectors.formats.record_decoder import RecordDecoder
 from connectors.pravega.cluster_client import PravegaClusterClient
 from connectors.pravega.enumerator import (
     ENUMERATOR_STATE_SERIALIZER,
@@ -50,8 +53,11 @@ class PravegaSourceReader(
 class PravegaSource(Source[object, PravegaSegmentSplit, PravegaEnumeratorState]):
     """Bounded with an end stream cut (batch default: ``latest``), unbounded otherwise."""
 
-    def __init__(self, options: PravegaSourceOptions) -> None:
+    def __init__(
+        self, options: PravegaSourceOptions, decoder: Callable[[], RecordDecoder] | None = None
+    ) -> None:
         self.options = options
+        self._decoder = decoder  # valueFormat: builds the reader's event decoder (executor side)
 
     @property
     @override
@@ -78,7 +84,9 @@ class PravegaSource(Source[object, PravegaSegmentSplit, PravegaEnumeratorState])
         opts = self.options
         fetch = int(context.config.get(FETCH_BYTES_CONFIG, FETCH_BYTES))
         return PravegaSourceReader(
-            lambda: PravegaSegmentSplitReader(opts, fetch), PravegaRecordEmitter(), context
+            lambda: PravegaSegmentSplitReader(opts, fetch),
+            PravegaRecordEmitter(self._decoder() if self._decoder else None),
+            context,
         )
 
     @property
