@@ -16,6 +16,9 @@ Options (case-insensitive; ``<p>`` is ``key`` or ``value``):
 - ``valueLayout`` / ``keyLayout``: ``columns`` (default: the record's fields become top-level
   columns; key fields prefixed with ``keyFieldsPrefix``, default ``key_``) | ``struct`` (one column
   ``value`` / ``key`` of the decoded type).
+- ``schemaEvolutionMode``: ``keep`` (default: records of newer writer schemas are resolved to the
+  reader schema fixed at start) | ``fail`` (a writer schema with a field the reader schema lacks
+  fails the query, naming the schema id and fields: restart it to read them).
 - ``autoRegisterSchemas`` (sink): ``false`` (default: an inline schema must be registered) | ``true``.
 - ``schemaRegistry.*``: the registry client's settings (``registry_client``).
 """
@@ -96,7 +99,14 @@ class Layout(Enum):
 _PER_PAYLOAD = ("format", "subject", "schema", "schemaid", "schemaversion", "recordname", "layout")
 FORMAT_OPTION_NAMES = frozenset(
     {f"{p}{s}" for p in ("key", "value") for s in _PER_PAYLOAD}
-    | {"subjectnamestrategy", "mode", "columnnameofcorruptrecord", "keyfieldsprefix", "autoregisterschemas"}
+    | {
+        "subjectnamestrategy",
+        "mode",
+        "columnnameofcorruptrecord",
+        "keyfieldsprefix",
+        "autoregisterschemas",
+        "schemaevolutionmode",
+    }
 )
 """Lower-case names of the options this module reads (besides ``schemaRegistry.*``)."""
 
@@ -256,6 +266,8 @@ class RecordFormatOptions:
     corrupt_column: str = DEFAULT_CORRUPT_COLUMN
     key_prefix: str = DEFAULT_KEY_PREFIX
     auto_register: bool = False
+    fail_on_new_fields: bool = False
+    """``schemaEvolutionMode=fail``: a writer schema with fields the reader schema lacks stops the query."""
 
     @property
     def active(self) -> bool:
@@ -313,6 +325,9 @@ class RecordFormatOptions:
                     raise InvalidOptionError(
                         name, opts[name], "keyFormat or valueFormat set to a decoding format"
                     )
+        evolution = opts.get("schemaevolutionmode", "keep").strip().lower()
+        if evolution not in ("keep", "fail"):
+            raise InvalidOptionError("schemaEvolutionMode", evolution, "keep or fail")
         auto = opts.get("autoregisterschemas", "false").strip().lower()
         if auto not in ("true", "false"):
             raise InvalidOptionError("autoRegisterSchemas", auto, "true or false")
@@ -328,4 +343,5 @@ class RecordFormatOptions:
             corrupt_column=corrupt,
             key_prefix=opts.get("keyfieldsprefix", DEFAULT_KEY_PREFIX),
             auto_register=auto == "true",
+            fail_on_new_fields=evolution == "fail",
         )

@@ -78,6 +78,7 @@ class _PayloadDecoder:
         self._language = "JSON" if payload.kind.schema_type == "JSON" else "Avro"
         self._registry = RegistryClient.for_options(options.registry) if options.registry else None
         self._writer_texts: dict[int, str] = {}
+        self._fail_on_new_fields = options.fail_on_new_fields
 
     @property
     def arrow_type(self) -> pa.DataType:
@@ -93,8 +94,19 @@ class _PayloadDecoder:
                 raise SchemaNotFoundError(
                     f"{where}: schema id {schema_id} is a {kind} schema, not {expected}"
                 )
+            if self._fail_on_new_fields and schema_id != self.reader.schema_id:
+                self._check_no_new_fields(schema_id, text, where)
             self._writer_texts[schema_id] = text
         return text
+
+    def _check_no_new_fields(self, schema_id: int, text: str, where: str) -> None:
+        new = sorted(_top_fields(text) - _top_fields(self.reader.text))
+        if new:
+            raise ConnectorError(
+                f"{where}: the {self.payload.role} is written with schema id {schema_id}, which has fields "
+                f"{new} that the reader schema fixed at start (id {self.reader.schema_id}) lacks; "
+                "schemaEvolutionMode=fail: restart the query to read them with the new latest version"
+            )
 
     def decode(self, column: pa.Array, locate: Callable[[int], str]) -> tuple[pa.Array, dict[int, str]]:
         """The decoded array (null where the input is null or malformed) and the errors by row."""
@@ -253,3 +265,15 @@ def _null_rows(arr: pa.Array, errors: dict[int, str]) -> pa.Array:
     mask = np.zeros(len(arr), dtype=bool)
     mask[list(errors)] = True
     return pc.if_else(pa.array(mask), pa.scalar(None, arr.type), arr)
+
+
+def _top_fields(text: str) -> set[str]:
+    """Names of a schema's top-level fields (Avro record fields or JSON Schema properties)."""
+    import json
+
+    schema = json.loads(text)
+    if isinstance(schema, dict) and isinstance(schema.get("fields"), list):
+        return {str(f.get("name")) for f in schema["fields"]}
+    if isinstance(schema, dict) and isinstance(schema.get("properties"), dict):
+        return set(schema["properties"])
+    return set()

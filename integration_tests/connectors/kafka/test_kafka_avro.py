@@ -493,3 +493,38 @@ def test_sink_uses_the_subjects_latest_schema_and_refuses_unregistered(
         Exception, match=rf"not registered under subject '{dst}-value'.*autoRegisterSchemas=true"
     ):
         writer.option("valueSchema", json.dumps(other)).save()
+
+
+def test_schema_evolution_mode_fail_stops_the_query_and_a_restart_reads_new_fields(
+    spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer, tmp_path: Any
+) -> None:
+    topic = reference_broker.create_topic(1)
+    reference_broker.produce(
+        topic, _serialize(schema_registry, topic, ORDER_V1, [_order(i) for i in range(3)])
+    )
+
+    def start() -> tuple[Any, str]:
+        df = stream(
+            spark, reference_broker, subscribe=topic, startingOffsets="earliest",
+            valueFormat="avro-confluent", schemaEvolutionMode="fail",
+            **{"schemaRegistry.url": schema_registry.url},
+        ).load()  # fmt: skip
+        return memory_query(df.select("id", *[c for c in df.columns if c == "channel"]), tmp_path)
+
+    query, _table = start()
+    try:
+        query.processAllAvailable()
+        reference_broker.produce(topic, _serialize(schema_registry, topic, ORDER_V2, [_order(3, True)]))
+        with pytest.raises(
+            Exception, match=r"fields \['channel'\].*schemaEvolutionMode=fail: restart the query"
+        ):
+            query.processAllAvailable()
+    finally:
+        query.stop()
+    query, table = start()  # a new load(): the latest version (v2) is the reader schema now
+    try:
+        query.processAllAvailable()
+        rows = sorted(spark.table(table).collect(), key=lambda r: r["id"])
+        assert [(r["id"], r["channel"]) for r in rows] == [(0, "web"), (1, "web"), (2, "web"), (3, "app")]
+    finally:
+        query.stop()
