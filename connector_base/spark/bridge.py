@@ -100,10 +100,18 @@ class SourceDataSource(DataSource):
     def default_schema(self) -> StructType:
         """The schema when the user gives none (a ``StructType``: workers cannot parse DDL)."""
 
+    def fixed_schema_for(self, schema: StructType) -> StructType:
+        """The schema ``schema`` must equal when ``fixed_schema``: ``default_schema()`` unless overridden.
+
+        A connector whose columns come from an outside service at ``load()`` (a schema registry)
+        derives them again from what ``load()`` recorded in ``schema``, not from the service now.
+        """
+        return _as_struct(self.default_schema())
+
     def _check_schema(self, schema: StructType) -> None:
         if not self.fixed_schema:
             return
-        fixed = _as_struct(self.default_schema())
+        fixed = self.fixed_schema_for(schema)
         if schema.simpleString() != fixed.simpleString():
             raise ConnectorError(
                 f"format {self.name()!r} has a fixed schema and cannot be read with a user-specified one "

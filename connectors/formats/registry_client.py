@@ -146,6 +146,9 @@ class RegistryOptions:
             raise InvalidOptionError("schemaRegistry.basic.auth.user.info", info, "user:password")
         conf.setdefault("max.retries", DEFAULT_MAX_RETRIES)
         conf.setdefault("timeout", DEFAULT_TIMEOUT_S)
+        # the client caches a subject's latest version for ever by default: every load() must see
+        # the latest of its moment (a restarted query picks a new version up), so no latest cache
+        conf.setdefault("cache.latest.ttl.sec", 0)
         if "bearer.auth.token" in conf:
             conf.setdefault("bearer.auth.credentials.source", "STATIC_TOKEN")
         if conf.get("bearer.auth.credentials.source") == "STATIC_TOKEN":

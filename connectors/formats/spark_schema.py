@@ -14,7 +14,7 @@ from connectors.formats.format_options import RecordFormatOptions
 from connectors.formats.reader_schemas import from_metadata, resolve_reader_schemas, to_metadata
 from connectors.formats.record_decoder import RecordDecoder
 
-__all__ = ["decoded_schema", "decoder_for"]
+__all__ = ["decoded_schema", "decoder_for", "pinned_schema"]
 
 
 def decoded_schema(
@@ -31,6 +31,24 @@ def decoded_schema(
         first.name, first.dataType, first.nullable, {**(first.metadata or {}), **to_metadata(readers)}
     )
     return StructType([pinned, *spark.fields[1:]])
+
+
+def pinned_schema(
+    base: pa.Schema, options: RecordFormatOptions, schema: StructType, columns: dict[str, str] | None = None
+) -> StructType | None:
+    """The decoded schema from the reader schemas pinned in ``schema`` (``None`` if it has none).
+
+    What a user-given or Spark-handed-back schema must equal: the columns ``load()`` derived, not
+    those of a newer latest version registered since.
+    """
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    readers = from_metadata(schema.fields[0].metadata if schema.fields else None)
+    if readers is None:
+        return None
+    return from_arrow_schema(
+        RecordDecoder(options, readers, columns).output_schema(base), prefer_timestamp_ntz=True
+    )
 
 
 def decoder_for(

@@ -23,7 +23,7 @@ from connector_base.spark.event_time_options import EventTimeOptions
 from connector_base.spark.filters import ColumnFilter, FilterSupport
 from connectors._extras import require_extra
 from connectors.formats.format_options import RecordFormatOptions
-from connectors.formats.spark_schema import decoded_schema, decoder_for
+from connectors.formats.spark_schema import decoded_schema, decoder_for, pinned_schema
 from connectors.formats.writer_schemas import resolve_writer_schemas
 from connectors.kafka.event_time import KAFKA_EVENT_TIME_COLUMN
 from connectors.kafka.filter_pushdown import kafka_filter_support
@@ -78,6 +78,17 @@ class KafkaDataSource(SourceDataSource):
         if not formats.active:
             return kafka_schema(headers)
         return decoded_schema(arrow_schema(headers), formats, self._single_topic())
+
+    @override
+    def fixed_schema_for(self, schema: StructType) -> StructType:
+        """With formats: the columns of the reader schemas ``load()`` pinned in ``schema``."""
+        formats = self._formats()
+        if formats.active:
+            raw = {k.lower(): v for k, v in self.options.items()}.get("includeheaders", "false")
+            pinned = pinned_schema(arrow_schema(str(raw).strip().lower() == "true"), formats, schema)
+            if pinned is not None:
+                return pinned
+        return super().fixed_schema_for(schema)
 
     def _formats(self) -> RecordFormatOptions:
         return RecordFormatOptions.parse(dict(self.options))

@@ -15,7 +15,7 @@ from connector_base.spark.bridge import _BridgeBatchReader, to_arrow_schema
 from connector_base.spark.event_time_options import EventTimeOptions
 from connectors._extras import require_extra
 from connectors.formats.format_options import RecordFormatOptions
-from connectors.formats.spark_schema import decoded_schema, decoder_for
+from connectors.formats.spark_schema import decoded_schema, decoder_for, pinned_schema
 from connectors.pravega.controller_client import CLIENT_MODULES
 from connectors.pravega.event_time import EventTimeExtractor, check_column, cut_support, parse_encoding
 from connectors.pravega.options import PARSE_MODE_OPTION, PravegaSinkOptions, PravegaSourceOptions, ReadMode
@@ -55,6 +55,16 @@ class PravegaDataSource(SourceDataSource):
         if not formats.active:
             return PRAVEGA_SCHEMA
         return decoded_schema(to_arrow_schema(PRAVEGA_SCHEMA), formats, self._single_stream(), EVENT_COLUMN)
+
+    @override
+    def fixed_schema_for(self, schema: StructType) -> StructType:
+        """With ``valueFormat``: the columns of the reader schema ``load()`` pinned in ``schema``."""
+        formats = self._formats()
+        if formats.active:
+            pinned = pinned_schema(to_arrow_schema(PRAVEGA_SCHEMA), formats, schema, EVENT_COLUMN)
+            if pinned is not None:
+                return pinned
+        return super().fixed_schema_for(schema)
 
     def _formats(self) -> RecordFormatOptions:
         return RecordFormatOptions.parse(dict(self.options), PARSE_MODE_OPTION, roles=("value",))
