@@ -344,9 +344,7 @@ class KafkaSourceOptions:
             raise InvalidOptionError(
                 "kafka.group.id", None, "a consumer group when commitOffsetsToGroup=true"
             )
-        prefix = opts.get("groupidprefix", DEFAULT_GROUP_ID_PREFIX).strip()
-        if not prefix:
-            raise InvalidOptionError("groupIdPrefix", opts.get("groupidprefix"), "a non-empty prefix")
+        prefix = opts.get("groupidprefix", DEFAULT_GROUP_ID_PREFIX).strip()  # may be empty, as in Spark
         client.pop("bootstrap.servers", None)
         api_timeout = _int(opts, "kafka.default.api.timeout.ms", "kafka.default.api.timeout.ms", 1)
         client.pop("default.api.timeout.ms", None)

@@ -73,6 +73,34 @@ def test_option_parsers_name_the_option() -> None:
         parse_duration_ms({"d": "soon"}, "d")
 
 
+@pytest.mark.parametrize(
+    ("raw", "ms"),
+    [("0", 0), ("100", 100), ("250ms", 250), ("1s", 1000), ("2S", 2000), (" 3s ", 3000), ("1m", 60_000),
+     ("1min", 60_000), ("15m", 900_000), ("1h", 3_600_000), ("1d", 86_400_000), ("1500us", 1), ("-1", -1),
+     ("-1500us", -1)],
+)
+def test_durations_as_spark_time_strings(raw: str, ms: int) -> None:
+    """Spark's JavaUtils.timeStringAs (maxTriggerDelay): an integer, an optional unit, no blank inside."""
+    assert parse_duration_ms({"d": raw}, "d") == ms
+
+
+@pytest.mark.parametrize("raw", ["2 seconds", "15 m", "1.5s", "1w", "", "ms"])
+def test_durations_spark_refuses_are_refused(raw: str) -> None:
+    with pytest.raises(InvalidOptionError, match="'d'"):
+        parse_duration_ms({"d": raw}, "d")
+
+
 def test_min_above_max_is_rejected() -> None:
     with pytest.raises(InvalidOptionError):
         ReadLimitOptions(max_records=5, min_records=10)
+
+
+def test_the_batches_of_a_checkpoint_written_by_spark_are_reproduced() -> None:
+    """unit_tests/connectors/kafka/golden/spark_kafka_checkpoint: Spark's Kafka source, partitions of 5, 3
+    and 7 records, maxOffsetsPerTrigger=9, AvailableNow: batch 0 ends at {0: 3, 1: 1, 2: 4}, batch 1 at
+    {0: 5, 1: 3, 2: 7}."""
+    ends = (5, 3, 7)
+    first = admit(PLANNER, ranges(*ends), ReadLimitOptions(max_records=9))
+    assert first == {"p0": 3, "p1": 1, "p2": 4}
+    second = {f"p{i}": (SequenceSplit(i, 0, e), first[f"p{i}"], e) for i, e in enumerate(ends)}
+    assert admit(PLANNER, second, ReadLimitOptions(max_records=9)) == {"p0": 5, "p1": 3, "p2": 7}

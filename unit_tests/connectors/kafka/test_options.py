@@ -132,3 +132,9 @@ def test_sink_options() -> None:
         KafkaSinkOptions.parse({**BASE, "kafka.key.serializer": "x"})
     with pytest.raises(InvalidOptionError, match="'startingOffsets'"):
         KafkaSinkOptions.parse({**BASE, "startingOffsets": "earliest"})
+
+
+def test_an_empty_group_id_prefix_is_accepted_as_in_spark() -> None:
+    raw = {"kafka.bootstrap.servers": "h:1", "subscribe": "t", "groupIdPrefix": ""}
+    opts = KafkaSourceOptions.parse(raw, False)
+    assert opts.group_id_prefix == ""

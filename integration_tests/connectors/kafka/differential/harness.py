@@ -10,6 +10,7 @@ than Spark's, or our error naming neither the option at fault nor the record.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import time
 import uuid
@@ -24,6 +25,7 @@ __all__ = [
     "Difference",
     "Outcome",
     "compare",
+    "error_text",
     "run_batch",
     "run_stream",
 ]
@@ -66,10 +68,20 @@ class Difference:
     detail: str
 
 
-def _first_line(e: BaseException) -> str:
-    text = str(e)
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    return " ".join(lines[:3])[:1000] if lines else type(e).__name__
+_RAISED = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception)): (.+)$")
+
+
+def error_text(e: BaseException) -> str:
+    """Spark's error line, and for a Python source the exception its traceback ends with."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    if not lines:
+        return type(e).__name__
+    raised = [m for m in (_RAISED.match(ln) for ln in lines) if m]
+    head = lines[0][:300]
+    if "Traceback" in str(e) and raised:
+        name, message = raised[-1].groups()
+        return f"{head} ... {name}: {message}"[:1500]
+    return " ".join(lines[:3])[:1500]
 
 
 def _value(v: Any) -> Any:
@@ -102,12 +114,12 @@ def run_batch(spark: Any, fmt: str, options: Mapping[str, str]) -> Outcome:
     try:
         df = _reader(spark, fmt, options, streaming=False).load()
     except Exception as e:  # the error is the observation
-        return Outcome(stage="load", error=_first_line(e))
+        return Outcome(stage="load", error=error_text(e))
     out.schema = [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
     try:
         rows = df.collect()
     except Exception as e:
-        return Outcome(stage="action", error=_first_line(e), schema=out.schema)
+        return Outcome(stage="action", error=error_text(e), schema=out.schema)
     out.rows = _sorted_rows(rows, df.columns)
     return out
 
@@ -128,7 +140,7 @@ def run_stream(
     try:
         df = _reader(spark, fmt, options, streaming=True).load()
     except Exception as e:
-        return Outcome(stage="load", error=_first_line(e))
+        return Outcome(stage="load", error=error_text(e))
     out = Outcome(schema=[(f.name, f.dataType.simpleString()) for f in df.schema.fields])
     names = df.columns
     collected: list[tuple[int, list[Any]]] = []
@@ -146,7 +158,7 @@ def run_stream(
                 .start()
             )
         except Exception as e:
-            return Outcome(stage="start", error=_first_line(e), schema=out.schema)
+            return Outcome(stage="start", error=error_text(e), schema=out.schema)
         error = _await(query, trigger, collected, idle_s)
     finally:
         _remove(checkpoint)
@@ -186,9 +198,9 @@ def _await(query: Any, trigger: Mapping[str, Any], collected: list[Any], idle_s:
         error = query.exception()
         if error is None and query.isActive and trigger.get("availableNow"):
             return f"did not end within {STREAM_TIMEOUT_S:.0f} s"
-        return None if error is None else _first_line(error)
+        return None if error is None else error_text(error)
     except Exception as e:
-        return _first_line(e)
+        return error_text(e)
     finally:
         try:
             query.stop()

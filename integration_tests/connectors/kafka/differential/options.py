@@ -47,10 +47,10 @@ def _offsets_json(topic: Topic, per_partition: dict[int, int], extra: dict[str, 
 
 
 @st.composite
-def _subscription(draw: Any, case: Case, topic: Topic) -> None:
+def _subscription(draw: Any, case: Case, topic: Topic, bad: bool) -> None:
     name = topic.name
     partitions = list(range(topic.shape.partitions))
-    kind = draw(st.sampled_from(["subscribe"] * 4 + ["subscribePattern"] * 2 + ["assign"] * 2 + ["bad"]))
+    kind = "bad" if bad else draw(st.sampled_from(["subscribe"] * 3 + ["subscribePattern", "assign"]))
     if kind == "subscribe":
         value = draw(st.sampled_from([name, f" {name} ", f"{name},{MISSING_TOPIC}", f"{name},,"]))
         case.put("subscribe", value, suspect=False)
@@ -61,8 +61,20 @@ def _subscription(draw: Any, case: Case, topic: Topic) -> None:
         chosen = draw(st.lists(st.sampled_from(partitions), min_size=1, unique=True)) if partitions else [0]
         case.put("assign", json.dumps({name: sorted(chosen)}), suspect=False)
     else:
-        which = draw(st.sampled_from(["two", "empty-subscribe", "empty-pattern", "bad-regex", "bad-assign",
-                                      "missing-partition", "missing-topic", "none"]))
+        which = draw(
+            st.sampled_from(
+                [
+                    "two",
+                    "empty-subscribe",
+                    "empty-pattern",
+                    "bad-regex",
+                    "bad-assign",
+                    "missing-partition",
+                    "missing-topic",
+                    "none",
+                ]
+            )
+        )
         if which == "two":
             case.put("subscribe", name)
             case.put("assign", json.dumps({name: [0]}))
@@ -88,14 +100,16 @@ def _offset_values(topic: Topic, p: int) -> list[int]:
 
 
 @st.composite
-def _offsets(draw: Any, case: Case, topic: Topic, option: str) -> None:
-    kind = draw(st.sampled_from(["earliest", "latest", "json", "json", "json", "partial", "bad"]))
+def _offsets(draw: Any, case: Case, topic: Topic, option: str, bad: bool) -> None:
+    kind = "bad" if bad else draw(st.sampled_from(["earliest", "latest", "json", "json", "json", "partial"]))
     if kind in ("earliest", "latest"):
         case.put(option, draw(st.sampled_from([kind, kind.upper(), f" {kind.capitalize()} "])))
         return
     parts = list(range(topic.shape.partitions))
     if kind == "json":
-        case.put(option, _offsets_json(topic, {p: draw(st.sampled_from(_offset_values(topic, p))) for p in parts}))
+        case.put(
+            option, _offsets_json(topic, {p: draw(st.sampled_from(_offset_values(topic, p))) for p in parts})
+        )
     elif kind == "partial":
         chosen = draw(st.lists(st.sampled_from(parts), max_size=len(parts), unique=True)) if parts else []
         extra = draw(st.sampled_from([{}, {MISSING_TOPIC: {"0": 0}}]))
@@ -109,13 +123,21 @@ def _offsets(draw: Any, case: Case, topic: Topic, option: str) -> None:
 
 def _timestamps(topic: Topic) -> list[int]:
     last = max(topic.shape.counts or (0,))
-    return sorted({0, BASE_TIMESTAMP_MS - 1, BASE_TIMESTAMP_MS, BASE_TIMESTAMP_MS + 1500,
-                   BASE_TIMESTAMP_MS + (last // 2) * 1000 + 1, BASE_TIMESTAMP_MS + last * 1000 + 10**7})
+    return sorted(
+        {
+            0,
+            BASE_TIMESTAMP_MS - 1,
+            BASE_TIMESTAMP_MS,
+            BASE_TIMESTAMP_MS + 1500,
+            BASE_TIMESTAMP_MS + (last // 2) * 1000 + 1,
+            BASE_TIMESTAMP_MS + last * 1000 + 10**7,
+        }
+    )
 
 
 @st.composite
-def _by_timestamp(draw: Any, case: Case, topic: Topic, prefix: str) -> None:
-    kind = draw(st.sampled_from(["global", "per-partition", "bad"]))
+def _by_timestamp(draw: Any, case: Case, topic: Topic, prefix: str, bad: bool) -> None:
+    kind = "bad" if bad else draw(st.sampled_from(["global", "per-partition"]))
     values = _timestamps(topic)
     if kind == "global":
         case.put(f"{prefix}Timestamp", str(draw(st.sampled_from(values))))
@@ -129,49 +151,90 @@ def _by_timestamp(draw: Any, case: Case, topic: Topic, prefix: str) -> None:
         case.put(option, draw(st.sampled_from(["yesterday", "-5", "{"])))
 
 
-_DURATIONS = ["0", "100", "250ms", "1s", "2S", "1m", "1min", "15m", "1h", "1d", "500us", " 3s ", "-1",
-              "2 seconds", "soon", "1.5s"]
+_DURATIONS = [
+    "0",
+    "100",
+    "250ms",
+    "1s",
+    "2S",
+    "1m",
+    "1min",
+    "15m",
+    "1h",
+    "1d",
+    "500us",
+    " 3s ",
+    "-1",
+    "2 seconds",
+    "soon",
+    "1.5s",
+]
 
 
 def _max_offsets(topic: Topic) -> list[str]:
     """Limits that cut the topic into at most about five micro-batches (an example stays cheap)."""
     total = sum(topic.shape.counts)
     valid = {max(1, -(-total // k)) for k in (1, 2, 3, 5)} | ({1, 3} if total <= 10 else set())
-    return [str(v) for v in sorted(valid)] + ["0", "-5", "x"]
+    return [str(v) for v in sorted(valid)]
+
+
+_SIMPLE: dict[str, tuple[list[str], list[str]]] = {
+    # option: (valid values, invalid values)
+    "minOffsetsPerTrigger": (["1", "5", "50"], ["0", "x"]),
+    "maxTriggerDelay": (_DURATIONS[:13], _DURATIONS[13:]),
+    "failOnDataLoss": (["true", "false", "FALSE"], ["maybe"]),
+    "includeHeaders": (["true", "false", "True"], ["yes"]),
+    "minPartitions": (["1", "3", "10"], ["0", "-1", "x"]),
+    "maxRecordsPerPartition": (["1", "5", "100"], ["0", "x"]),
+    "kafka.group.id": (["diff-group"], []),
+    "groupIdPrefix": (["diff-prefix", ""], []),
+    "startingOffsetsByTimestampStrategy": (["error", "latest", "LATEST"], ["bogus"]),
+    "maxOffsetsPerTrigger": ([], ["0", "-5", "x"]),
+}
 
 
 @st.composite
 def source_options(draw: Any, topic: Topic, streaming: bool) -> Case:
-    """Options for one read of ``topic`` (batch or streaming), with their suspects."""
+    """Options for one read of ``topic`` (batch or streaming), with their suspects.
+
+    Three examples in four have only valid values; the fourth has one option with an invalid value
+    (the subscription, an offsets or timestamp option, or a simple one).
+    """
     case = Case()
-    draw(_subscription(case, topic))
-    if draw(st.booleans()):
-        draw(_offsets(case, topic, "startingOffsets"))
-    if draw(st.integers(0, 3)) == 0:
-        draw(_by_timestamp(case, topic, "starting"))
+    bad = draw(st.sampled_from(["", "", "", "subscription", "offsets", "timestamp", "simple"]))
+    draw(_subscription(case, topic, bad == "subscription"))
+    if bad == "offsets" or draw(st.booleans()):
+        draw(_offsets(case, topic, "startingOffsets", bad == "offsets"))
+    if bad == "timestamp" or draw(st.integers(0, 3)) == 0:
+        draw(_by_timestamp(case, topic, "starting", bad == "timestamp"))
         if draw(st.booleans()):
-            case.put("startingOffsetsByTimestampStrategy",
-                     draw(st.sampled_from(["error", "latest", "LATEST", "bogus"])))
-    if not streaming or draw(st.integers(0, 5)) == 0:  # ending options are batch only
+            case.put(
+                "startingOffsetsByTimestampStrategy",
+                draw(st.sampled_from(_SIMPLE["startingOffsetsByTimestampStrategy"][0])),
+            )
+    if not streaming or draw(st.integers(0, 7)) == 0:  # ending options are batch only
         if draw(st.booleans()):
-            draw(_offsets(case, topic, "endingOffsets"))
+            draw(_offsets(case, topic, "endingOffsets", False))
         if draw(st.integers(0, 3)) == 0:
-            draw(_by_timestamp(case, topic, "ending"))
+            draw(_by_timestamp(case, topic, "ending", False))
     if streaming or draw(st.integers(0, 4)) == 0:
         if draw(st.booleans()):
             case.put("maxOffsetsPerTrigger", draw(st.sampled_from(_max_offsets(topic))))
         if draw(st.integers(0, 3)) == 0:
-            case.put("minOffsetsPerTrigger", draw(st.sampled_from(["1", "5", "50", "0", "x"])))
+            case.put("minOffsetsPerTrigger", draw(st.sampled_from(_SIMPLE["minOffsetsPerTrigger"][0])))
             if draw(st.booleans()):
-                case.put("maxTriggerDelay", draw(st.sampled_from(_DURATIONS)))
-    for name, values in (
-        ("failOnDataLoss", ["true", "false", "FALSE", "maybe"]),
-        ("includeHeaders", ["true", "false", "True", "yes"]),
-        ("minPartitions", ["1", "3", "10", "0", "-1", "x"]),
-        ("maxRecordsPerPartition", ["1", "5", "100", "0", "x"]),
-        ("kafka.group.id", ["diff-group"]),
-        ("groupIdPrefix", ["diff-prefix", ""]),
+                case.put("maxTriggerDelay", draw(st.sampled_from(_SIMPLE["maxTriggerDelay"][0])))
+    for name in (
+        "failOnDataLoss",
+        "includeHeaders",
+        "minPartitions",
+        "maxRecordsPerPartition",
+        "kafka.group.id",
+        "groupIdPrefix",
     ):
         if draw(st.integers(0, 3)) == 0:
-            case.put(name, draw(st.sampled_from(values)))
+            case.put(name, draw(st.sampled_from(_SIMPLE[name][0])), suspect=False)
+    if bad == "simple":
+        name = draw(st.sampled_from(sorted(n for n, (_v, invalid) in _SIMPLE.items() if invalid)))
+        case.put(name, draw(st.sampled_from(_SIMPLE[name][1])))
     return case

@@ -15,7 +15,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connectors.testing.kafka_cluster import KafkaBroker
 from integration_tests.connectors.kafka.differential.allowed import explained_by
 from integration_tests.connectors.kafka.differential.examples import (
     hypothesis_settings,
@@ -32,6 +31,7 @@ from integration_tests.connectors.kafka.differential.harness import (
 )
 from integration_tests.connectors.kafka.differential.options import Case, source_options
 from integration_tests.connectors.kafka.differential.topics import Topic, TopicShape, TopicStore, shapes
+from sparkflow_testing.kafka.broker import KafkaBroker
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 

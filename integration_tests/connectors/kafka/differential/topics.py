@@ -16,7 +16,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from connectors.testing.kafka_cluster import KafkaBroker
+from sparkflow_testing.kafka.broker import KafkaBroker
 
 __all__ = ["BASE_TIMESTAMP_MS", "Log", "Topic", "TopicShape", "TopicStore", "shapes"]
 
@@ -187,7 +187,9 @@ class TopicStore:
         c = self.broker.consumer()
         try:
             c.list_topics(name, timeout=10)
-            marks = {p: c.get_watermark_offsets(TopicPartition(name, p), timeout=10) for p in range(partitions)}
+            marks = {
+                p: c.get_watermark_offsets(TopicPartition(name, p), timeout=10) for p in range(partitions)
+            }
         finally:
             c.close()
         return {p: lo for p, (lo, _hi) in marks.items()}, {p: hi for p, (_lo, hi) in marks.items()}
