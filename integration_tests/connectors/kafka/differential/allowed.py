@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from integration_tests.connectors.kafka.differential.harness import Difference, Outcome
-from integration_tests.connectors.kafka.differential.options import Case
+from integration_tests.connectors.kafka.differential.options import MISSING_TOPIC, Case
 
 __all__ = ["ALLOWANCES", "BEGIN", "END", "Allowance", "explained_by", "table"]
 
@@ -82,6 +82,15 @@ def _ignored_in_batch(case: Case, diff: Difference, spark: Outcome, ours: Outcom
     )
 
 
+def _missing_topic(case: Case, diff: Difference, spark: Outcome, ours: Outcome, streaming: bool) -> bool:
+    subscription = case.options.get("subscribe", "") + case.options.get("subscribePattern", "")
+    return (
+        diff.kind == "fails-only-spark"
+        and "UnknownTopicOrPartition" in spark.error
+        and MISSING_TOPIC in subscription
+    )
+
+
 ALLOWANCES: tuple[Allowance, ...] = (
     Allowance(
         anchor="diff-partial-offset-maps",
@@ -127,6 +136,23 @@ ALLOWANCES: tuple[Allowance, ...] = (
             "mistake in the pipeline either way"
         ),
         matches=_ignored_in_batch,
+    ),
+    Allowance(
+        anchor="diff-subscribed-topic-missing",
+        rule=(
+            "`subscribe` or `subscribePattern` naming a topic that does not exist, with an offsets or "
+            "timestamps map"
+        ),
+        spark=(
+            "fails at the first offset lookup with `UnknownTopicOrPartitionException` (without a map it "
+            "reads nothing from the topic, `SubscribeStrategy`)"
+        ),
+        ours="reads the topics that exist and logs a warning naming the missing ones, with or without a map",
+        reason=(
+            "Spark's own behaviour without a map; whether a map is given does not change whether the topic "
+            "exists, and the map may only name subscribed partitions (checked, as in Spark)"
+        ),
+        matches=_missing_topic,
     ),
 )
 

@@ -25,7 +25,7 @@ from sparkflow_testing.kafka.broker import KafkaBroker
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
-SINK_EXAMPLES = 5
+SINK_EXAMPLES = 4
 PARTITIONS = 3
 
 
