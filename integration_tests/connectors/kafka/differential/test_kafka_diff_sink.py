@@ -29,28 +29,30 @@ SINK_EXAMPLES = 4
 PARTITIONS = 3
 
 
+_VALUES = {
+    "string": ["concat('v', id) as value"],
+    "binary": ["cast(concat('v', id) as binary) as value"],
+    "int": ["cast(id as int) as value"],
+    "missing": [],
+}
+_KEYS = {
+    "none": [],
+    "string": ["concat('k', id) as key"],
+    "binary": ["cast(concat('k', id) as binary) as key"],
+    "some-null": ["if(id % 3 = 0, null, concat('k', id)) as key"],
+}
+
+
 @st.composite
 def _frame(draw: Any) -> tuple[str, list[str], list[str]]:
     """``(select list over range(n), option keys to set, suspects)``; ``{topic}`` is filled in later."""
     cols: list[str] = []
     suspects: list[str] = []
     value = draw(st.sampled_from(["string", "string", "binary", "missing", "int"]))
-    if value == "string":
-        cols.append("concat('v', id) as value")
-    elif value == "binary":
-        cols.append("cast(concat('v', id) as binary) as value")
-    elif value == "int":
-        cols.append("cast(id as int) as value")
+    cols.extend(_VALUES[value])
+    if value in ("missing", "int"):
         suspects.append("value")
-    else:
-        suspects.append("value")
-    key = draw(st.sampled_from(["none", "string", "binary", "some-null"]))
-    if key == "string":
-        cols.append("concat('k', id) as key")
-    elif key == "binary":
-        cols.append("cast(concat('k', id) as binary) as key")
-    elif key == "some-null":
-        cols.append("if(id % 3 = 0, null, concat('k', id)) as key")
+    cols.extend(_KEYS[draw(st.sampled_from(sorted(_KEYS)))])
     if draw(st.booleans()):
         cols.append(
             "if(id % 4 = 0, null, array("

@@ -9,6 +9,7 @@ by their row (``allowed.py``); any other fails the test, with every example that
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -75,9 +76,20 @@ def _check(
         )
 
 
-def _report(findings: list[str], began: float, examples: int) -> None:
-    took = time.monotonic() - began
-    print(f"{examples} examples in {took:.1f} s, {len(findings)} unexplained differences")
+def _run_examples(default: int, example: Callable[[Any, list[str]], None]) -> None:
+    """``example(data, findings)`` for each seeded hypothesis example; then fail with every finding."""
+    findings: list[str] = []
+    ran = [0]
+    began = time.monotonic()
+
+    @hypothesis_settings(default)
+    @given(data=st.data())
+    def one(data: Any) -> None:
+        example(data, findings)
+        ran[0] += 1
+
+    one()
+    print(f"{ran[0]} examples in {time.monotonic() - began:.1f} s, {len(findings)} unexplained differences")
     assert not findings, f"{len(findings)} differences from Spark's Kafka source:\n\n" + "\n\n".join(findings)
 
 
@@ -85,49 +97,31 @@ def _report(findings: list[str], began: float, examples: int) -> None:
 def test_batch_reads_match_spark(
     spark_with_kafka_jars: Any, real_kafka: KafkaBroker, topic_store: TopicStore
 ) -> None:
-    spark = spark_with_kafka_jars
-    findings: list[str] = []
-    ran = [0]
-    began = time.monotonic()
-
-    @hypothesis_settings(BATCH_EXAMPLES)
-    @given(data=st.data())
-    def one(data: Any) -> None:
+    def example(data: Any, findings: list[str]) -> None:
         topic = topic_store.get(data.draw(shapes(), label="shape"))
         case = data.draw(source_options(topic, streaming=False), label="options")
         options = {"kafka.bootstrap.servers": real_kafka.bootstrap, **case.options}
-        spark_out = run_batch(spark, SPARK, options)
-        ours = run_batch(spark, OURS, options)
-        ran[0] += 1
+        spark_out = run_batch(spark_with_kafka_jars, SPARK, options)
+        ours = run_batch(spark_with_kafka_jars, OURS, options)
         _check(findings, "batch", topic, case, spark_out, ours, streaming=False)
 
-    one()
-    _report(findings, began, ran[0])
+    _run_examples(BATCH_EXAMPLES, example)
 
 
 @pytest.mark.timeout(timeout_s(STREAM_EXAMPLES, 60))
 def test_streaming_reads_and_micro_batches_match_spark(
     spark_with_kafka_jars: Any, real_kafka: KafkaBroker, topic_store: TopicStore
 ) -> None:
-    spark = spark_with_kafka_jars
-    findings: list[str] = []
-    ran = [0]
-    began = time.monotonic()
-
-    @hypothesis_settings(STREAM_EXAMPLES)
-    @given(data=st.data())
-    def one(data: Any) -> None:
+    def example(data: Any, findings: list[str]) -> None:
         topic = topic_store.get(data.draw(shapes(), label="shape"))
         case = data.draw(source_options(topic, streaming=True), label="options")
         trigger = data.draw(st.sampled_from(TRIGGERS), label="trigger")
         options = {"kafka.bootstrap.servers": real_kafka.bootstrap, **case.options}
-        spark_out = run_stream(spark, SPARK, options, trigger)
-        ours = run_stream(spark, OURS, options, trigger)
-        ran[0] += 1
+        spark_out = run_stream(spark_with_kafka_jars, SPARK, options, trigger)
+        ours = run_stream(spark_with_kafka_jars, OURS, options, trigger)
         _check(findings, f"stream {trigger}", topic, case, spark_out, ours, streaming=True)
 
-    one()
-    _report(findings, began, ran[0])
+    _run_examples(STREAM_EXAMPLES, example)
 
 
 @pytest.mark.timeout(300)
