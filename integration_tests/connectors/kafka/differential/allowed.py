@@ -82,6 +82,17 @@ def _ignored_in_batch(case: Case, diff: Difference, spark: Outcome, ours: Outcom
     )
 
 
+def _ending_timestamp_in_stream(
+    case: Case, diff: Difference, spark: Outcome, ours: Outcome, streaming: bool
+) -> bool:
+    return (
+        streaming
+        and diff.kind == "fails-only-ours"
+        and "endingTimestamp" in case.options
+        and "endingtimestamp" in ours.error.lower()
+    )
+
+
 def _missing_topic(case: Case, diff: Difference, spark: Outcome, ours: Outcome, streaming: bool) -> bool:
     subscription = case.options.get("subscribe", "") + case.options.get("subscribePattern", "")
     return (
@@ -153,6 +164,19 @@ ALLOWANCES: tuple[Allowance, ...] = (
             "exists, and the map may only name subscribed partitions (checked, as in Spark)"
         ),
         matches=_missing_topic,
+    ),
+    Allowance(
+        anchor="diff-ending-timestamp-in-streaming",
+        rule="`endingTimestamp` in a streaming query",
+        spark=(
+            "ignored (`validateStreamOptions` refuses `endingOffsets` and `endingOffsetsByTimestamp` but not "
+            "`endingTimestamp`): the stream reads past it"
+        ),
+        ours="refused before the first micro-batch, naming the option, as the other two ending options",
+        reason=(
+            "a stream never ends at a bound; a bound silently ignored reads data the user meant to leave out"
+        ),
+        matches=_ending_timestamp_in_stream,
     ),
 )
 
