@@ -94,31 +94,51 @@ def _subscription(draw: Any, case: Case, topic: Topic, bad: bool) -> None:
             case.suspects += ["subscribe", "subscribePattern", "assign"]
 
 
-def _offset_values(topic: Topic, p: int) -> list[int]:
+def _offset_values(topic: Topic, p: int, symbol: int, edges: bool) -> list[int]:
+    """Offsets for a JSON map: the role's symbol (-2 starting, -1 ending), offsets in the log, and
+    with ``edges`` also ones beyond its end and below its start (a trimmed log's lost records)."""
     start, end = topic.starts.get(p, 0), topic.ends.get(p, 0)
-    return sorted({-2, -1, start, (start + end) // 2, end, end + 5, max(0, start - 1)})
+    values = {symbol, start, (start + end) // 2, end}
+    if edges:
+        values |= {end + 5, max(0, start - 1)}
+    return sorted(values)
 
 
 @st.composite
-def _offsets(draw: Any, case: Case, topic: Topic, option: str, bad: bool) -> None:
-    kind = "bad" if bad else draw(st.sampled_from(["earliest", "latest", "json", "json", "json", "partial"]))
+def _offsets(draw: Any, case: Case, topic: Topic, option: str, bad: bool, streaming: bool) -> None:
+    starting = option.startswith("starting")
+    keywords = ["earliest", "latest"] if streaming else (["earliest"] if starting else ["latest"])
+    kind = "bad" if bad else draw(st.sampled_from([*keywords, "json", "json", "json", "partial"]))
     if kind in ("earliest", "latest"):
         case.put(option, draw(st.sampled_from([kind, kind.upper(), f" {kind.capitalize()} "])))
         return
+    symbol = -2 if starting else -1
+    edges = draw(st.integers(0, 4)) == 0
     parts = list(range(topic.shape.partitions))
     if kind == "json":
-        case.put(
-            option, _offsets_json(topic, {p: draw(st.sampled_from(_offset_values(topic, p))) for p in parts})
-        )
+        offsets = {p: draw(st.sampled_from(_offset_values(topic, p, symbol, edges))) for p in parts}
+        case.put(option, _offsets_json(topic, offsets))
     elif kind == "partial":
         chosen = draw(st.lists(st.sampled_from(parts), max_size=len(parts), unique=True)) if parts else []
-        extra = draw(st.sampled_from([{}, {MISSING_TOPIC: {"0": 0}}]))
-        offsets = {p: draw(st.sampled_from(_offset_values(topic, p))) for p in chosen}
-        if draw(st.booleans()):
+        extra = draw(st.sampled_from([{}, {}, {MISSING_TOPIC: {"0": 0}}]))
+        offsets = {p: draw(st.sampled_from(_offset_values(topic, p, symbol, edges))) for p in chosen}
+        if draw(st.integers(0, 3)) == 0:
             offsets[topic.shape.partitions + 3] = 0  # a partition the topic does not have
         case.put(option, _offsets_json(topic, offsets, extra))
     else:
-        case.put(option, draw(st.sampled_from(["{", "[]", "soon", json.dumps({topic.name: {"0": "x"}})])))
+        wrong_mode = (
+            []
+            if streaming
+            else (
+                [json.dumps({topic.name: {"0": -1}}), "latest"]
+                if starting
+                else [json.dumps({topic.name: {"0": -2}}), "earliest"]
+            )
+        )
+        case.put(
+            option,
+            draw(st.sampled_from(["{", "[]", "soon", json.dumps({topic.name: {"0": "x"}}), *wrong_mode])),
+        )
 
 
 def _timestamps(topic: Topic) -> list[int]:
@@ -197,14 +217,15 @@ _SIMPLE: dict[str, tuple[list[str], list[str]]] = {
 def source_options(draw: Any, topic: Topic, streaming: bool) -> Case:
     """Options for one read of ``topic`` (batch or streaming), with their suspects.
 
-    Three examples in four have only valid values; the fourth has one option with an invalid value
-    (the subscription, an offsets or timestamp option, or a simple one).
+    Three examples in four have only valid values (which may still fail on the data: an offset
+    beyond the log, a timestamp no record reaches); the fourth has one option with an invalid value
+    (the subscription, an offsets or timestamp option, a simple one, or an ending option in a stream).
     """
     case = Case()
-    bad = draw(st.sampled_from(["", "", "", "subscription", "offsets", "timestamp", "simple"]))
+    bad = draw(st.sampled_from([""] * 12 + ["subscription", "offsets", "timestamp", "simple"]))
     draw(_subscription(case, topic, bad == "subscription"))
     if bad == "offsets" or draw(st.booleans()):
-        draw(_offsets(case, topic, "startingOffsets", bad == "offsets"))
+        draw(_offsets(case, topic, "startingOffsets", bad == "offsets", streaming))
     if bad == "timestamp" or draw(st.integers(0, 3)) == 0:
         draw(_by_timestamp(case, topic, "starting", bad == "timestamp"))
         if draw(st.booleans()):
@@ -212,9 +233,9 @@ def source_options(draw: Any, topic: Topic, streaming: bool) -> Case:
                 "startingOffsetsByTimestampStrategy",
                 draw(st.sampled_from(_SIMPLE["startingOffsetsByTimestampStrategy"][0])),
             )
-    if not streaming or draw(st.integers(0, 7)) == 0:  # ending options are batch only
+    if not streaming or (bad == "simple" and draw(st.booleans())):  # ending options: batch only
         if draw(st.booleans()):
-            draw(_offsets(case, topic, "endingOffsets", False))
+            draw(_offsets(case, topic, "endingOffsets", False, streaming))
         if draw(st.integers(0, 3)) == 0:
             draw(_by_timestamp(case, topic, "ending", False))
     if streaming or draw(st.integers(0, 4)) == 0:

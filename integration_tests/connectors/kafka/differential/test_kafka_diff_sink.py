@@ -25,7 +25,7 @@ from sparkflow_testing.kafka.broker import KafkaBroker
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
-SINK_EXAMPLES = 4
+SINK_EXAMPLES = 3
 PARTITIONS = 3
 
 
@@ -81,7 +81,7 @@ def _frame(draw: Any) -> tuple[str, list[str], list[str]]:
     return ", ".join(cols) or "id", options, suspects
 
 
-def _read_all(broker: KafkaBroker, topic: str, quiet_s: float = 1.0) -> list[tuple[Any, ...]]:
+def _read_all(broker: KafkaBroker, topic: str, quiet_s: float = 0.5) -> list[tuple[Any, ...]]:
     from confluent_kafka import TopicPartition
 
     c = broker.consumer()

@@ -36,8 +36,8 @@ from sparkflow_testing.kafka.broker import KafkaBroker
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
-BATCH_EXAMPLES = 8
-STREAM_EXAMPLES = 5
+BATCH_EXAMPLES = 6
+STREAM_EXAMPLES = 4
 TRIGGERS = ({"availableNow": True}, {"availableNow": True}, {"processingTime": "300 milliseconds"})
 
 
