@@ -6,6 +6,7 @@ them through :meth:`~connector_base.spark.planner.SplitPlanner.use_read_limits`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -29,21 +30,30 @@ def parse_positive_int(options: Mapping[str, str], key: str) -> int | None:
     return value
 
 
-_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000}
+_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+_DURATION = re.compile(r"(-?[0-9]+)([a-z]+)?")
 
 
 def parse_duration_ms(options: Mapping[str, str], key: str) -> int | None:
-    """Parse an optional duration: milliseconds as a number, or with a unit (``500ms``, ``15s``, ``2m``)."""
+    """Parse an optional duration in the syntax of Spark's ``JavaUtils.timeStringAs`` (``maxTriggerDelay``).
+
+    An integer with an optional unit right after it (``us``, ``ms``, ``s``, ``m``, ``min``, ``h``,
+    ``d``; none means milliseconds), case and surrounding blanks ignored: ``500``, ``250ms``, ``15s``,
+    ``2m``, ``1d``. Microseconds are truncated to whole milliseconds, as Spark does.
+    """
     raw = _get(options, key)
     if raw is None:
         return None
-    text = raw.strip().lower()
-    for unit in sorted(_UNITS_MS, key=len, reverse=True):
-        if text.endswith(unit) and text[: -len(unit)].strip().isdigit():
-            return int(text[: -len(unit)]) * _UNITS_MS[unit]
-    if text.isdigit():
-        return int(text)
-    raise InvalidOptionError(key, raw, "a duration such as 500, 500ms, 15s or 2m")
+    m = _DURATION.fullmatch(raw.strip().lower())
+    unit = m.group(2) if m is not None else None
+    if m is None or (unit is not None and unit != "us" and unit not in _UNITS_MS):
+        raise InvalidOptionError(
+            key, raw, "a duration: an integer with an optional unit us, ms, s, m, min, h or d (15s, 2m)"
+        )
+    n = int(m.group(1))
+    if unit == "us":
+        return -(-n // 1000) if n < 0 else n // 1000  # truncated toward zero, as TimeUnit.toMillis
+    return n * _UNITS_MS[unit or "ms"]
 
 
 def _get(options: Mapping[str, str], key: str) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,8 +19,9 @@ def admit(
 ) -> dict[str, Position]:
     """Choose each split's end for one micro-batch: ``split_id -> (split, start, available end)``.
 
-    Record and byte maxima are spread over splits in proportion to their backlog (as Spark's
-    Kafka source spreads ``maxOffsetsPerTrigger``); ``max_files`` admits whole splits in order.
+    Record and byte maxima are spread over splits in proportion to their backlog. Records use Spark's
+    Kafka source's arithmetic for ``maxOffsetsPerTrigger`` exactly (``_spark_share``: no split with a
+    backlog gets nothing); bytes are cut to sum to the maximum. ``max_files`` admits whole splits in order.
     Some progress is always made when data is available.
     """
     ends = {sid: end for sid, (_split, _start, end) in ranges.items()}
@@ -61,6 +63,8 @@ def _proportional(
     sizes = {sid: getattr(backlogs[sid], field) for sid in pending}
     known = {sid: s for sid, s in sizes.items() if s is not None}
     total = sum(known.values())
+    if field == "records" and total >= 1:
+        return {sid: _spark_share(maximum, s, total) if s is not None else 0 for sid, s in sizes.items()}
     quotas: dict[str, int] = {}
     if total <= maximum:
         return {sid: (s if s is not None else maximum) for sid, s in sizes.items()}
@@ -81,3 +85,14 @@ def _proportional(
             quotas[sid] += 1
             remaining -= 1
     return quotas
+
+
+def _spark_share(maximum: int, size: int, total: int) -> int:
+    """One split's share of a record maximum, with the arithmetic of Spark's Kafka source.
+
+    ``KafkaMicroBatchStream.rateLimit``: ``maximum * (size / total)`` in doubles, rounded down, except
+    that a share below one record is rounded up so a small split is never starved while large ones
+    drain. A batch may so hold a few records more (or, by float rounding, fewer) than the maximum.
+    """
+    share = maximum * (size / total)
+    return math.ceil(share) if share < 1 else math.floor(share)

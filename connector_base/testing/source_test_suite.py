@@ -24,6 +24,10 @@ from connector_base.testing.source_test_context import SourceTestContext
 __all__ = ["SourceTestSuite"]
 
 RECORDS = 600
+ROUNDING_SLACK = 8
+"""Records a micro-batch may hold beyond its record limit: the limit is spread over splits with the
+arithmetic of Spark's Kafka source, which rounds a share below one record up (one extra record per
+such split; the kit's contexts have fewer than 8 splits)."""
 
 
 def _counter(ctx: SourceTestContext, records: Iterable[Any]) -> collections.Counter[Hashable]:
@@ -322,7 +326,8 @@ class SourceTestSuite:
         self, source_context: SourceTestContext, spark: Any, tmp_path: Any
     ) -> None:
         """``AvailableNow`` with a per-trigger limit, stopped, more records written, restarted from
-        the checkpoint: no micro-batch exceeds the limit and every record arrives exactly once."""
+        the checkpoint: no micro-batch exceeds the limit (but for Spark's rounding, ``ROUNDING_SLACK``)
+        and every record arrives exactly once."""
         option = source_context.max_records_option
         if option is None:
             pytest.skip(source_context.max_records_gap)
@@ -353,7 +358,8 @@ class SourceTestSuite:
                 query.stop()
 
         def check(label: str, rows: list[int]) -> None:
-            assert rows and max(rows) <= limit, f"{label}: micro-batches of {rows} rows, limit {limit}"
+            most = limit + ROUNDING_SLACK
+            assert rows and max(rows) <= most, f"{label}: micro-batches of {rows} rows, limit {limit}"
             assert sum(1 for r in rows if r) >= 2, f"{label}: {rows}: the limit should split the backlog"
 
         check("first run", run())

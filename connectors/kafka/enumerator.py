@@ -104,8 +104,28 @@ class KafkaSourceEnumerator(SplitEnumerator[KafkaPartitionSplit, KafkaEnumerator
                 f"{self._options.bootstrap_servers}: {', '.join(absent)}; create them or assign existing ones"
             )
 
+    def _check_named_are_subscribed(self, subscribed: Sequence[TopicPartition]) -> None:
+        """A JSON offsets or timestamps map naming a partition the subscription does not select fails,
+        as in Spark's Kafka source (``KafkaOffsetReaderAdmin``: the named partitions must be assigned)."""
+        selected = set(subscribed)
+        for role, initializer in (("starting", self._options.starting), ("ending", self._options.ending)):
+            if initializer is None:
+                continue
+            extra = sorted(initializer.named_partitions() - selected)
+            if extra:
+                option = role + initializer.json_option_suffix
+                raise ConnectorError(
+                    f"option '{option}' names topic partitions that the subscription does not select: "
+                    f"{', '.join(f'{t}-{p}' for t, p in extra)} (selected: "
+                    f"{', '.join(f'{t}-{p}' for t, p in sorted(selected)) or 'none'}); "
+                    "name only subscribed ones"
+                )
+
     def _discover(self) -> list[KafkaPartitionSplit]:
-        new = [tp for tp in self._subscribed() if tp not in self._assigned]
+        subscribed = self._subscribed()
+        if not self._initial_done:
+            self._check_named_are_subscribed(subscribed)
+        new = [tp for tp in subscribed if tp not in self._assigned]
         if not new:
             return []
         client = self._cluster()

@@ -232,6 +232,46 @@ def _starting(opts: Mapping[str, str], streaming: bool, strategy: TimestampStrat
     return OffsetsInitializer.specific(offsets, EARLIEST)
 
 
+_BOUND_FORMS = (("Timestamp", "timestamp"), ("OffsetsByTimestamp", "timestamp"), ("Offsets", "offset"))
+"""The forms of a starting or ending bound, in Spark's precedence, and what their numbers are."""
+
+
+def _effective_bound(opts: Mapping[str, str], role: str) -> tuple[str, str] | None:
+    for suffix, unit in _BOUND_FORMS:
+        if (role + suffix).lower() in opts:
+            return role + suffix, unit
+    return None
+
+
+def _check_start_not_after_end(opts: Mapping[str, str]) -> None:
+    """A starting bound after the ending bound of the same form fails at ``load()``, as in Spark
+    (``KafkaSourceProvider``: "The specified start timestamp ... is greater than the end timestamp")."""
+    start, end = _effective_bound(opts, "starting"), _effective_bound(opts, "ending")
+    if start is None or end is None or start[0][len("starting") :] != end[0][len("ending") :]:
+        return
+    (s_name, unit), (e_name, _unit) = start, end
+    s_raw, e_raw = opts[s_name.lower()].strip(), opts[e_name.lower()].strip()
+    if s_name == "startingTimestamp":
+        try:
+            pairs = [("every partition", int(s_raw), int(e_raw))]
+        except ValueError:
+            return  # the parsers name the malformed value
+    else:
+        if not (s_raw.startswith("{") and e_raw.startswith("{")):
+            return
+        s_map = _partition_map(s_raw, s_name, "JSON")
+        e_map = _partition_map(e_raw, e_name, "JSON")
+        pairs = [
+            (f"topic {t} partition {p}", s_map[(t, p)], e_map[(t, p)])
+            for t, p in sorted(s_map.keys() & e_map.keys())
+            if s_map[(t, p)] >= 0 and e_map[(t, p)] >= 0
+        ]
+    for where, first, last in pairs:
+        if first > last:
+            expected = f"a start {unit} at or before {e_name}'s ({last}) for {where}, not {first}"
+            raise InvalidOptionError(s_name, opts[s_name.lower()], expected)
+
+
 def _ending(opts: Mapping[str, str], streaming: bool) -> OffsetsInitializer | None:
     given = [k for k in ("endingoffsets", "endingoffsetsbytimestamp", "endingtimestamp") if k in opts]
     if streaming:
@@ -329,6 +369,7 @@ class KafkaSourceOptions:
             raise InvalidOptionError("startingOffsetsByTimestampStrategy", strategy_raw, "error or latest")
         starting = _starting(opts, streaming, TimestampStrategy(strategy_raw))
         ending = _ending(opts, streaming)
+        _check_start_not_after_end(opts)
         client = translate_client_options(opts)
         isolation = client.get("isolation.level", "read_uncommitted").lower()
         if isolation not in ("read_committed", "read_uncommitted"):
@@ -348,9 +389,7 @@ class KafkaSourceOptions:
             raise InvalidOptionError(
                 "kafka.group.id", None, "a consumer group when commitOffsetsToGroup=true"
             )
-        prefix = opts.get("groupidprefix", DEFAULT_GROUP_ID_PREFIX).strip()
-        if not prefix:
-            raise InvalidOptionError("groupIdPrefix", opts.get("groupidprefix"), "a non-empty prefix")
+        prefix = opts.get("groupidprefix", DEFAULT_GROUP_ID_PREFIX).strip()  # may be empty, as in Spark
         client.pop("bootstrap.servers", None)
         api_timeout = _int(opts, "kafka.default.api.timeout.ms", "kafka.default.api.timeout.ms", 1)
         client.pop("default.api.timeout.ms", None)

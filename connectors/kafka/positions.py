@@ -71,6 +71,13 @@ class OffsetsInitializer(ABC):
     def describe(self) -> str:
         """A short description for logs and errors."""
 
+    json_option_suffix = "Offsets"
+    """The option a JSON map of this kind comes from: ``starting`` / ``ending`` + this suffix."""
+
+    def named_partitions(self) -> frozenset[TopicPartition]:
+        """The partitions a JSON map of the option names (none for keywords and global timestamps)."""
+        return frozenset()
+
     @staticmethod
     def earliest() -> OffsetsInitializer:
         """Every partition from its earliest available offset."""
@@ -126,6 +133,9 @@ class _Specific(OffsetsInitializer):
     ) -> dict[TopicPartition, int]:
         return _by_symbol({tp: self.offsets.get(tp, self.default) for tp in partitions}, lookup)
 
+    def named_partitions(self) -> frozenset[TopicPartition]:
+        return frozenset(self.offsets)
+
     def describe(self) -> str:
         if not self.offsets:
             return "earliest" if self.default == EARLIEST else "latest"
@@ -134,6 +144,7 @@ class _Specific(OffsetsInitializer):
 
 @dataclass(frozen=True)
 class _Timestamps(OffsetsInitializer):
+    json_option_suffix = "OffsetsByTimestamp"
     global_ms: int | None
     per_partition: dict[TopicPartition, int] = field(default_factory=dict)
     strategy: TimestampStrategy = TimestampStrategy.ERROR
@@ -173,6 +184,9 @@ class _Timestamps(OffsetsInitializer):
             if missing:
                 out.update(lookup.latest(missing))
         return out
+
+    def named_partitions(self) -> frozenset[TopicPartition]:
+        return frozenset(self.per_partition)
 
     def describe(self) -> str:
         what = self.global_ms if self.global_ms is not None else sorted(self.per_partition.items())

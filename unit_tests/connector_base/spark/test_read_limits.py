@@ -19,11 +19,23 @@ def test_unlimited_reads_everything() -> None:
     assert admit(PLANNER, ranges(10, 20), None) == {"p0": 10, "p1": 20}
 
 
-def test_max_records_is_spread_in_proportion_to_backlog_and_sums_exactly() -> None:
+def test_max_records_is_spread_in_proportion_to_backlog_as_spark_rounds_it() -> None:
+    """Spark's KafkaMicroBatchStream.rateLimit: 41 * 100/400 = 10.25 -> 10, 41 * 300/400 = 30.75 -> 30."""
     out = admit(PLANNER, ranges(100, 300, 0), ReadLimitOptions(max_records=41))
-    assert sum(out.values()) == 41
-    assert out["p2"] == 0
-    assert out["p1"] > out["p0"] >= 10
+    assert out == {"p0": 10, "p1": 30, "p2": 0}
+
+
+def test_a_small_split_is_not_starved_by_large_ones() -> None:
+    """A share below one record rounds up (Spark: "Don't completely starve small topicpartitions")."""
+    out = admit(PLANNER, ranges(1000, 1, 2), ReadLimitOptions(max_records=10))
+    assert out == {"p0": 9, "p1": 1, "p2": 1}  # 10 * 1000/1003 = 9.97 -> 9; 0.01 and 0.02 -> 1
+
+
+def test_record_shares_use_double_arithmetic_as_spark() -> None:
+    """22 * (15 / 22) is 14.999999999999998 in doubles: Spark admits 14 of the 15 records, and so do we."""
+    out = admit(PLANNER, ranges(15, 7), ReadLimitOptions(max_records=22))
+    assert 22 * (15 / 22) < 15
+    assert out == {"p0": 14, "p1": 7}
 
 
 def test_limit_above_backlog_reads_everything() -> None:
@@ -32,7 +44,7 @@ def test_limit_above_backlog_reads_everything() -> None:
 
 def test_tiny_limit_still_makes_progress() -> None:
     out = admit(PLANNER, ranges(1000, 1000, 1000), ReadLimitOptions(max_records=1))
-    assert sum(out.values()) == 1
+    assert out == {"p0": 1, "p1": 1, "p2": 1}  # each share 1/3 rounds up, as Spark's
 
 
 def test_max_files_admits_whole_splits_in_order() -> None:
@@ -61,6 +73,34 @@ def test_option_parsers_name_the_option() -> None:
         parse_duration_ms({"d": "soon"}, "d")
 
 
+@pytest.mark.parametrize(
+    ("raw", "ms"),
+    [("0", 0), ("100", 100), ("250ms", 250), ("1s", 1000), ("2S", 2000), (" 3s ", 3000), ("1m", 60_000),
+     ("1min", 60_000), ("15m", 900_000), ("1h", 3_600_000), ("1d", 86_400_000), ("1500us", 1), ("-1", -1),
+     ("-1500us", -1)],
+)
+def test_durations_as_spark_time_strings(raw: str, ms: int) -> None:
+    """Spark's JavaUtils.timeStringAs (maxTriggerDelay): an integer, an optional unit, no blank inside."""
+    assert parse_duration_ms({"d": raw}, "d") == ms
+
+
+@pytest.mark.parametrize("raw", ["2 seconds", "15 m", "1.5s", "1w", "", "ms"])
+def test_durations_spark_refuses_are_refused(raw: str) -> None:
+    with pytest.raises(InvalidOptionError, match="'d'"):
+        parse_duration_ms({"d": raw}, "d")
+
+
 def test_min_above_max_is_rejected() -> None:
     with pytest.raises(InvalidOptionError):
         ReadLimitOptions(max_records=5, min_records=10)
+
+
+def test_the_batches_of_a_checkpoint_written_by_spark_are_reproduced() -> None:
+    """unit_tests/connectors/kafka/golden/spark_kafka_checkpoint: Spark's Kafka source, partitions of 5, 3
+    and 7 records, maxOffsetsPerTrigger=9, AvailableNow: batch 0 ends at {0: 3, 1: 1, 2: 4}, batch 1 at
+    {0: 5, 1: 3, 2: 7}."""
+    ends = (5, 3, 7)
+    first = admit(PLANNER, ranges(*ends), ReadLimitOptions(max_records=9))
+    assert first == {"p0": 3, "p1": 1, "p2": 4}
+    second = {f"p{i}": (SequenceSplit(i, 0, e), first[f"p{i}"], e) for i, e in enumerate(ends)}
+    assert admit(PLANNER, second, ReadLimitOptions(max_records=9)) == {"p0": 5, "p1": 3, "p2": 7}

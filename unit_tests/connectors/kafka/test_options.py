@@ -132,3 +132,40 @@ def test_sink_options() -> None:
         KafkaSinkOptions.parse({**BASE, "kafka.key.serializer": "x"})
     with pytest.raises(InvalidOptionError, match="'startingOffsets'"):
         KafkaSinkOptions.parse({**BASE, "startingOffsets": "earliest"})
+
+
+def test_an_empty_group_id_prefix_is_accepted_as_in_spark() -> None:
+    raw = {"kafka.bootstrap.servers": "h:1", "subscribe": "t", "groupIdPrefix": ""}
+    opts = KafkaSourceOptions.parse(raw, False)
+    assert opts.group_id_prefix == ""
+
+
+@pytest.mark.parametrize(
+    ("starting", "ending", "option"),
+    [
+        ({"startingTimestamp": "2000"}, {"endingTimestamp": "1000"}, "startingTimestamp"),
+        (
+            {"startingOffsetsByTimestamp": '{"t":{"1":1700000015001}}'},
+            {"endingOffsetsByTimestamp": '{"t":{"1":1700000001500}}'},
+            "startingOffsetsByTimestamp",
+        ),
+        ({"startingOffsets": '{"t":{"0":9}}'}, {"endingOffsets": '{"t":{"0":4}}'}, "startingOffsets"),
+    ],
+)
+def test_a_start_after_the_end_of_the_same_form_fails_at_load(
+    starting: dict[str, str], ending: dict[str, str], option: str
+) -> None:
+    """As Spark's KafkaSourceProvider ("The specified start timestamp ... is greater than the end ...")."""
+    raw = {"kafka.bootstrap.servers": "h:1", "subscribe": "t", **starting, **ending}
+    with pytest.raises(InvalidOptionError, match=f"'{option}'.*at or before"):
+        KafkaSourceOptions.parse(raw, False)
+
+
+def test_bounds_of_different_forms_or_symbols_are_not_compared() -> None:
+    base = {"kafka.bootstrap.servers": "h:1", "subscribe": "t"}
+    for bounds in (
+        {"startingTimestamp": "2000", "endingOffsets": '{"t":{"0":4}}'},
+        {"startingOffsets": '{"t":{"0":-2}}', "endingOffsets": '{"t":{"0":4}}'},
+        {"startingOffsets": '{"t":{"0":4}}', "endingOffsets": '{"t":{"0":-1}}'},
+    ):
+        KafkaSourceOptions.parse({**base, **bounds}, False)

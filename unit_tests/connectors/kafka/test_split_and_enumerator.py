@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from connector_base import ReaderInfo, SplitEnumeratorContext
+from connector_base import ConnectorError, ReaderInfo, SplitEnumeratorContext
 from connectors.kafka.enumerator import (
     ENUMERATOR_STATE_SERIALIZER,
     KafkaEnumeratorState,
@@ -160,3 +160,35 @@ def test_planner_cut_and_min_partitions() -> None:
     assert planner.range_splits(split, 0, 1) == [KafkaPartitionSplit("t", 0, 0, 1)]
     assert planner.is_finished(KafkaPartitionSplit("t", 0, 0, 5), 5)
     assert not planner.is_finished(split, 10**9)
+
+
+@pytest.mark.parametrize(
+    ("streaming", "extra", "option"),
+    [
+        (True, {"startingOffsets": '{"t1":{"0":5},"x":{"0":1}}'}, "startingOffsets"),
+        (False, {"startingOffsetsByTimestamp": '{"t1":{"7":1700000000000}}'}, "startingOffsetsByTimestamp"),
+        (False, {"endingOffsets": '{"t1":{"0":20,"3":4}}'}, "endingOffsets"),
+    ],
+)
+def test_a_map_naming_a_partition_the_subscription_does_not_select_fails(
+    streaming: bool, extra: dict[str, str], option: str
+) -> None:
+    """As Spark's Kafka source (the named partitions must be assigned): never silently ignored."""
+    cluster = FakeCluster({"t1": [0, 1]})
+    ctx = FakeContext()
+    enum = KafkaSourceEnumerator(ctx, _opts(streaming, **extra), lambda: cluster)  # type: ignore[arg-type,return-value]
+    enum.start()
+    enum.add_reader(0)
+    with pytest.raises(ConnectorError, match=f"option '{option}' names topic partitions .*not select"):
+        ctx.run()
+    assert ctx.assigned == []
+
+
+def test_a_map_naming_some_subscribed_partitions_is_accepted() -> None:
+    cluster = FakeCluster({"t1": [0, 1]})
+    ctx = FakeContext()
+    enum = KafkaSourceEnumerator(ctx, _opts(True, startingOffsets='{"t1":{"1":5}}'), lambda: cluster)  # type: ignore[arg-type,return-value]
+    enum.start()
+    enum.add_reader(0)
+    ctx.run()
+    assert sorted((s.partition, s.starting_offset) for s in ctx.assigned) == [(0, 0), (1, 5)]
