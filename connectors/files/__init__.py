@@ -1,7 +1,7 @@
 """``files-unified``: files under a directory or glob as a FLIP-27 source on Spark (batch and streaming).
 
 Formats ``text``, ``jsonl`` and ``csv`` are row formats: a file is cut into byte ranges and a line
-belongs to the range in which it starts (gzip files are read whole); ``parquet`` is a bulk format
+belongs to the range in which it starts (compressed files are read whole); ``parquet`` is a bulk format
 split by row groups. Continuous mode discovers new files every ``discoveryIntervalMs``. The pieces:
 ``FileSourceSplit`` (split), ``FileSplitEnumerator``, ``FileSplitReader``, ``FileRecordEmitter``,
 ``FileSource`` with its Spark ``FilePlanner``, and the PySpark adapter ``FilesDataSource``.

@@ -3,47 +3,36 @@
 from __future__ import annotations
 
 import csv
-import gzip
-import io
 
 import pyarrow as pa
-import pyarrow.json as pj
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from connector_base import ConnectorError, InvalidOptionError
+from connectors.files.compression import codec_of, decompress
+from connectors.files.formats.base import UTF8_BOM, line_bounds
 from connectors.files.formats.parquet import file_schema
+from connectors.files.json_inference import infer_jsonl
 from connectors.files.listing import list_files
 from connectors.files.options import FILE_COLUMN, OFFSET_COLUMN, FileFormat, FileSourceOptions
 from connectors.files.partitions import partition_fields
-from connectors.files.source import GZIP_SUFFIXES
 
 SAMPLE_BYTES = 1024 * 1024
-"""How much of the first file ``jsonl`` inference reads."""
+"""How much of the first file ``csv`` inference reads (for its first line)."""
 
 TEXT_SCHEMA = StructType([StructField("value", StringType(), True)])
 METADATA_FIELDS = [StructField(FILE_COLUMN, StringType(), True), StructField(OFFSET_COLUMN, LongType(), True)]
 
 
 def _sample(path: str) -> bytes:
-    if path.lower().endswith(GZIP_SUFFIXES):
-        with gzip.open(path, "rb") as f:
-            data = f.read(SAMPLE_BYTES)
+    if codec_of(path):
+        with open(path, "rb") as f:
+            data = decompress(path, f.read())[:SAMPLE_BYTES]
     else:
         with open(path, "rb") as f:
             data = f.read(SAMPLE_BYTES)
     if len(data) == SAMPLE_BYTES and b"\n" in data:
         data = data[: data.rfind(b"\n") + 1]
     return data
-
-
-def _nulls_as_strings(t: pa.DataType) -> pa.DataType:
-    if pa.types.is_null(t):
-        return pa.string()
-    if pa.types.is_struct(t):
-        return pa.struct([pa.field(f.name, _nulls_as_strings(f.type)) for f in t])
-    if pa.types.is_list(t):
-        return pa.list_(_nulls_as_strings(t.value_type))
-    return t
 
 
 def _from_arrow(schema: pa.Schema, path: str) -> StructType:
@@ -57,22 +46,21 @@ def _from_arrow(schema: pa.Schema, path: str) -> StructType:
         ) from e
 
 
-def _jsonl_schema(path: str) -> StructType:
-    try:
-        table = pj.read_json(
-            io.BytesIO(_sample(path)), read_options=pj.ReadOptions(block_size=SAMPLE_BYTES + 1)
-        )
-    except (pa.ArrowInvalid, OSError) as e:
-        raise ConnectorError(
-            f"cannot infer a jsonl schema from the start of {path} ({e}); give a schema with .schema(...)"
-        ) from e
-    arrow = pa.schema([pa.field(f.name, _nulls_as_strings(f.type)) for f in table.schema])
-    return _from_arrow(arrow, path)
+def _content(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return decompress(path, f.read())
+
+
+def _jsonl_schema(paths: list[str], options: FileSourceOptions) -> StructType:
+    return infer_jsonl(((p, _content(p)) for p in paths), options)
 
 
 def _csv_schema(path: str, options: FileSourceOptions) -> StructType:
     sample = _sample(path)
-    first = sample.split(b"\n", 1)[0].rstrip(b"\r").decode("utf-8", "replace")
+    if sample.startswith(UTF8_BOM):
+        sample = sample[len(UTF8_BOM) :]
+    starts, ends = line_bounds(sample)
+    first = bytes(sample[starts[0] : ends[0]] if len(starts) else b"").decode("utf-8", "replace")
     dialect = options.csv
     row = next(
         csv.reader(
@@ -106,9 +94,10 @@ def infer_schema(options: FileSourceOptions) -> StructType:
         first = files[0].path
         match options.format:
             case FileFormat.PARQUET:
-                base = _from_arrow(file_schema(first), first)
+                schemas = [file_schema(f.path) for f in files]  # every footer: a corrupt file fails at load()
+                base = _from_arrow(schemas[0], first)
             case FileFormat.JSONL:
-                base = _jsonl_schema(first)
+                base = _jsonl_schema([f.path for f in files], options)
             case _:
                 base = _csv_schema(first, options)
     fields = list(base.fields) + [p for p in parts if p.name not in base.fieldNames()]

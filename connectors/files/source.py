@@ -19,6 +19,7 @@ from connector_base import (
 )
 from connector_base.spark import Backlog, Position, SplitPlanner
 from connector_base.spark.filters import ColumnFilter
+from connectors.files.compression import codec_of
 from connectors.files.enumerator import (
     FileEnumeratorState,
     FileEnumeratorStateSerializer,
@@ -39,7 +40,6 @@ from connectors.files.split_reader import CHUNK_BYTES, CHUNK_BYTES_CONFIG, FileC
 
 LOG = logging.getLogger(__name__)
 
-GZIP_SUFFIXES = (".gz", ".gzip")
 
 
 def whole_file_split(status: FileStatus, fmt: FileFormat) -> FileSourceSplit:
@@ -47,7 +47,7 @@ def whole_file_split(status: FileStatus, fmt: FileFormat) -> FileSourceSplit:
     if fmt is FileFormat.PARQUET:
         groups = row_group_count(status.path)
         return FileSourceSplit(status.path, 0, groups, status.size, status.mtime_ms, SplitKind.ROW_GROUPS)
-    kind = SplitKind.GZIP if status.path.lower().endswith(GZIP_SUFFIXES) else SplitKind.LINES
+    kind = SplitKind.GZIP if codec_of(status.path) else SplitKind.LINES
     return FileSourceSplit(status.path, 0, status.size, status.size, status.mtime_ms, kind)
 
 

@@ -1,4 +1,4 @@
-"""``FileSourceSplit``: a byte range of a line file, a whole gzip file, or row groups of a Parquet file."""
+"""``FileSourceSplit``: a byte range of a line file, a whole compressed file, or Parquet row groups."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ class SplitKind(Enum):
     LINES = "lines"
     """A byte range of an uncompressed line-oriented file; a line belongs to the range it starts in."""
     GZIP = "gzip"
-    """A whole gzip file (not splittable); positions are 0 (unread) or the file size (read)."""
+    """A whole compressed file (gzip, bzip2 or deflate; not splittable; the value stays "gzip" for the
+    offsets already written); positions are 0 (unread) or the file size (read)."""
     ROW_GROUPS = "row_groups"
     """Parquet row groups; offsets and positions are row-group indexes."""
 

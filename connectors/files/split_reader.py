@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import logging
 import os
 from abc import ABC, abstractmethod
@@ -13,6 +12,7 @@ import pyarrow as pa
 from typing_extensions import override
 
 from connector_base import DataLossError, RecordsBySplits, SplitReader, SplitsAddition, SplitsChange
+from connectors.files.compression import decompress
 from connectors.files.formats import LineFormat, ParquetRowGroupReader, ReadSchema, line_format
 from connectors.files.formats.parquet import BATCH_ROWS as PARQUET_BATCH_ROWS
 from connectors.files.options import FileFormat, FileSourceOptions
@@ -136,7 +136,8 @@ class _LineRange(_OpenSplit):
 
 
 class _GzipFile(_OpenSplit):
-    """A whole gzip file: decompressed and parsed in one fetch (gzip cannot be split or resumed)."""
+    """A whole compressed file (gzip, bzip2, deflate): decompressed and parsed in one fetch (it cannot
+    be split or resumed)."""
 
     def __init__(self, split: FileSourceSplit, fmt: LineFormat, chunk_bytes: int) -> None:
         super().__init__(split)
@@ -153,10 +154,7 @@ class _GzipFile(_OpenSplit):
             raw = _pread(fd, self.path, 0, self.split.file_size) if self.split.file_size else b""
         finally:
             os.close(fd)
-        try:
-            data = gzip.decompress(raw)
-        except (OSError, EOFError) as e:
-            raise DataLossError(f"gzip file {self.path} cannot be decompressed: {e}") from e
+        data = decompress(self.path, raw)
         view = memoryview(data)
         out: list[FileChunk] = []
         start = 0

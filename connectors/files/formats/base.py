@@ -10,6 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -20,6 +21,7 @@ from connectors.files.partitions import partition_value, partition_values
 
 NEWLINE = 10
 CARRIAGE_RETURN = 13
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True)
@@ -92,29 +94,50 @@ class ReadSchema:
         return pa.Table.from_arrays(columns, schema=self.output)
 
 
+def _terminators(buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of the bytes that end a line (``\\n``, or a ``\\r`` not followed by ``\\n``), and
+    which of them are the ``\\n`` of a ``\\r\\n``."""
+    nl = buf == NEWLINE
+    cr = buf == CARRIAGE_RETURN
+    if not cr.any():
+        term = np.flatnonzero(nl)
+        return term, np.zeros(len(term), bool)
+    lone = cr.copy()
+    lone[:-1] &= ~nl[1:]
+    term = np.flatnonzero(nl | lone)
+    crlf = np.zeros(len(term), bool)
+    at = term[term > 0]
+    crlf[term > 0] = nl[at] & cr[at - 1]
+    return term, crlf
+
+
 def line_bounds(data: bytes | memoryview) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end (without ``\\n`` / ``\\r\\n``) of every line; no empty line after a final newline."""
+    """Start and end (without the separator) of every line; no empty line after a final separator.
+
+    Lines end at ``\\n``, ``\\r\\n`` or a lone ``\\r``, as Hadoop's ``LineRecordReader`` (so Spark's
+    text, json and csv sources) ends them.
+    """
     buf = np.frombuffer(data, np.uint8)
-    nl = np.flatnonzero(buf == NEWLINE)
-    starts = np.concatenate((np.zeros(1, np.int64), nl + 1))
-    ends = np.concatenate((nl, np.array([len(buf)], np.int64)))
-    if len(buf) == 0 or buf[-1] == NEWLINE:
+    term, crlf = _terminators(buf)
+    starts = np.concatenate((np.zeros(1, np.int64), term + 1))
+    ends = np.concatenate((term - crlf, np.array([len(buf)], np.int64)))
+    if len(buf) == 0 or buf[-1] in (NEWLINE, CARRIAGE_RETURN):
         starts, ends = starts[:-1], ends[:-1]
-    if len(ends):
-        nonempty = ends > starts
-        cr = np.zeros(len(ends), bool)
-        cr[nonempty] = buf[ends[nonempty] - 1] == CARRIAGE_RETURN
-        ends = ends - cr
     return starts, ends
 
 
 def count_lines(data: bytes | memoryview) -> int:
-    """How many lines ``data`` holds (a last line without newline counts)."""
-    if isinstance(data, bytes):
-        n = data.count(b"\n")
-    else:
-        n = int(np.count_nonzero(np.frombuffer(data, np.uint8) == NEWLINE))
-    return n + 1 if len(data) and data[-1] != NEWLINE else n
+    """How many lines ``data`` holds (a last line without separator counts)."""
+    buf = np.frombuffer(data, np.uint8)
+    if isinstance(data, bytes) and b"\r" not in data or not (buf == CARRIAGE_RETURN).any():
+        n = int(np.count_nonzero(buf == NEWLINE))
+        return n + 1 if len(buf) and buf[-1] != NEWLINE else n
+    return len(line_bounds(data)[0])
+
+
+def bom_length(data: bytes | memoryview) -> int:
+    """3 when ``data`` starts with a UTF-8 byte-order mark (skipped at a file's start, as Hadoop does)."""
+    return 3 if bytes(data[:3]) == UTF8_BOM else 0
 
 
 class LineFormat(ABC):
@@ -140,9 +163,15 @@ class LineFormat(ABC):
         """How many leading bytes are not data (a header line); 0 by default."""
         return 0
 
+    def partial_row(self, line: bytes) -> dict[str, Any] | None:
+        """``PERMISSIVE``: the values of a malformed line that still fit their columns (the others
+        null), as Spark keeps them; ``None`` when nothing of the line can be read."""
+        return None
+
     def parse(self, data: bytes | memoryview, base_offset: int, path: str, at_file_start: bool) -> pa.Table:
         """Parse a chunk of whole lines that starts at ``base_offset`` into the output table."""
-        skip = self.drop_header(data, at_file_start)
+        skip = bom_length(data) if at_file_start else 0
+        skip += self.drop_header(memoryview(data)[skip:], at_file_start)
         if skip:
             data = memoryview(data)[skip:]
             base_offset += skip
@@ -212,7 +241,11 @@ class LineFormat(ABC):
             offset, line = lines[lo]
             self._bad_line(path, base_offset + offset, line, error)
             if self.mode is ParseMode.PERMISSIVE:
-                pieces.append(_null_table(self.schema.data, 1))
+                partial = self.partial_row(line)
+                if partial is None:
+                    pieces.append(_null_table(self.schema.data, 1))
+                else:
+                    pieces.append(_partial_table(self.schema.data, partial))
                 offsets.append(offset)
                 corrupt.append(line.decode("utf-8", "replace"))
 
@@ -236,6 +269,23 @@ class LineFormat(ABC):
                 f"(line starts with {preview!r}); set option mode to DROPMALFORMED to skip such lines "
                 f"or PERMISSIVE to keep them in a corrupt-record column"
             ) from None
+
+
+def fits(value: Any, t: pa.DataType) -> Any:
+    """``value`` when it converts to ``t`` as it is (a string through a cast), else ``None``."""
+    if value is None:
+        return None
+    try:
+        if isinstance(value, str) and not pa.types.is_string(t):
+            return pa.scalar(value, pa.string()).cast(t).as_py()
+        return pa.scalar(value, t).as_py()
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return None
+
+
+def _partial_table(schema: pa.Schema, row: dict[str, Any]) -> pa.Table:
+    columns = [pa.array([fits(row.get(f.name), f.type)], f.type) for f in schema]
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def _null_table(schema: pa.Schema, n: int) -> pa.Table:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv as pycsv
+from typing import Any
+
 import pyarrow as pa
 import pyarrow.csv as pc
 from typing_extensions import override
@@ -72,3 +75,22 @@ class CsvFormat(LineFormat):
         if self._needs_cast:
             table = table.cast(pa.schema([pa.field(f.name, f.type, True) for f in self.schema.data]))
         return table
+
+    def partial_row(self, line: bytes) -> dict[str, Any] | None:  # noqa: D102
+        dialect = self.options.csv
+        reader = pycsv.reader(
+            [line.decode("utf-8", "replace")],
+            delimiter=dialect.sep,
+            quotechar=dialect.quote or '"',
+            escapechar=dialect.escape,
+            quoting=pycsv.QUOTE_MINIMAL if dialect.quote else pycsv.QUOTE_NONE,
+            doublequote=True,
+        )
+        try:
+            tokens = next(reader, [])
+        except pycsv.Error:
+            return None
+        return {
+            name: (None if token == dialect.null_value else token)
+            for name, token in zip(self._names, tokens, strict=False)
+        }

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+import numpy as np
 import pyarrow as pa
 import pyarrow.json as pj
 from typing_extensions import override
@@ -23,6 +27,17 @@ def _parse_type(t: pa.DataType) -> pa.DataType:
     return t
 
 
+def check_utf8(data: bytes | memoryview) -> None:
+    """Raise ``ValueError`` when ``data`` is not UTF-8 (a JSON line with such bytes is malformed, as
+    Spark's parser rejects it; pyarrow would drop the field whose name holds them)."""
+    offsets = pa.py_buffer(np.array([0, len(data)], np.int64))
+    raw = pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, pa.py_buffer(data)])
+    try:
+        raw.cast(pa.large_string())
+    except pa.ArrowInvalid as e:
+        raise ValueError(f"invalid UTF-8: {e}") from None
+
+
 class JsonLinesFormat(LineFormat):
     """Fields not in the schema are ignored, missing ones are null; a line that does not fit is malformed."""
 
@@ -41,6 +56,7 @@ class JsonLinesFormat(LineFormat):
     def parse_bulk(self, data: bytes | memoryview, whole: bool) -> pa.Table:
         if not self.schema.data.names:
             raise ValueError("no data columns to parse")
+        check_utf8(data)
         block = max(BLOCK_BYTES, len(data) + 1) if whole else BLOCK_BYTES
         table = pj.read_json(
             pa.BufferReader(pa.py_buffer(data)),
@@ -50,3 +66,10 @@ class JsonLinesFormat(LineFormat):
         if self._needs_cast:
             table = table.cast(pa.schema([pa.field(f.name, f.type, True) for f in self.schema.data]))
         return table
+
+    def partial_row(self, line: bytes) -> dict[str, Any] | None:  # noqa: D102
+        try:
+            value = json.loads(line.decode("utf-8"))
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None

@@ -8,6 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from connector_base import ConnectorError
 from connectors.files.formats.base import ReadSchema
 
 BATCH_ROWS = 131_072
@@ -15,13 +16,20 @@ BATCH_ROWS = 131_072
 
 
 def row_group_count(path: str) -> int:
-    """How many row groups the file has (reads the footer)."""
+    """How many row groups the file has (reads the footer; the enumerator handles a failure)."""
     return pq.ParquetFile(path).metadata.num_row_groups
 
 
 def file_schema(path: str) -> pa.Schema:
-    """The Arrow schema of a Parquet file (reads the footer)."""
-    return pq.read_schema(path)
+    """The Arrow schema of a Parquet file (reads the footer); ``ConnectorError`` naming a corrupt file."""
+    try:
+        return pq.read_schema(path)
+    except (pa.ArrowException, OSError) as e:
+        if isinstance(e, FileNotFoundError):
+            raise
+        raise ConnectorError(
+            f"cannot read the footer of Parquet file {path}: {e} (corrupt or not Parquet)"
+        ) from e
 
 
 class ParquetRowGroupReader:

@@ -6,11 +6,13 @@ import numpy as np
 import pyarrow as pa
 from typing_extensions import override
 
-from connectors.files.formats.base import NEWLINE, LineFormat, line_bounds
+from connectors.files.formats.base import CARRIAGE_RETURN, NEWLINE, LineFormat, bom_length, line_bounds
 
 
 def lines_to_array(data: bytes | memoryview) -> tuple[pa.Array, np.ndarray]:
     """All lines of ``data`` as one string array (separators dropped, one copy), and their starts.
+
+    Lines end at ``\\n``, ``\\r\\n`` or a lone ``\\r`` (see ``line_bounds``).
 
     Invalid UTF-8 is replaced by U+FFFD (then line by line).
     """
@@ -22,7 +24,7 @@ def lines_to_array(data: bytes | memoryview) -> tuple[pa.Array, np.ndarray]:
     next_starts = np.empty_like(starts)
     next_starts[:-1] = starts[1:]
     next_starts[-1] = len(buf)
-    if int((next_starts - ends).max()) <= 1:  # no \r\n: the separators are the newlines
+    if int((next_starts - ends).max()) <= 1 and not (buf == CARRIAGE_RETURN).any():  # only \n separators
         keep = buf != NEWLINE
     else:
         mark = np.zeros(len(buf) + 1, np.int8)
@@ -65,6 +67,9 @@ class TextFormat(LineFormat):
 
     @override
     def parse(self, data: bytes | memoryview, base_offset: int, path: str, at_file_start: bool) -> pa.Table:
+        skip = bom_length(data) if at_file_start else 0
+        if skip:
+            data, base_offset = memoryview(data)[skip:], base_offset + skip
         arr, starts = lines_to_array(data)
         field = self.schema.data[0]
         table = pa.Table.from_arrays([arr], schema=pa.schema([pa.field(field.name, arr.type)]))

@@ -111,7 +111,8 @@ class Case:
         return (
             f"{'stream' if self.streaming else 'batch'} {self.fmt} schema={self.schema!r} "
             f"options={self.option_map} glob={self.glob!r} partitioned={self.partitioned} "
-            f"maxFilesPerTrigger={self.max_files_per_trigger} features={sorted(self.features)} files=[{files}]"
+            f"maxFilesPerTrigger={self.max_files_per_trigger} features={sorted(self.features)} "
+            f"files=[{files}]"
         )
 
 

@@ -1,0 +1,46 @@
+"""Compressed row-format files: the codecs Hadoop picks by file suffix, as Spark's file sources do.
+
+``.gz`` / ``.gzip`` (gzip, also several members), ``.bz2`` (bzip2) and ``.deflate`` (a zlib
+stream, Hadoop's ``DefaultCodec``) are decompressed whole with the standard library; such a file
+cannot be cut into byte ranges, so it is one split. Hadoop's ``.lz4``, ``.snappy`` and ``.zst``
+use Hadoop's own block framing (and native libraries), which no Python library reads; such files
+are read as they are, as by a Spark without those codecs.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import zlib
+from collections.abc import Callable
+
+from connector_base import DataLossError
+
+CODECS: dict[str, tuple[str, Callable[[bytes], bytes]]] = {
+    ".gz": ("gzip", gzip.decompress),
+    ".gzip": ("gzip", gzip.decompress),
+    ".bz2": ("bzip2", bz2.decompress),
+    ".deflate": ("deflate", zlib.decompress),
+}
+"""File suffix (lower case) -> codec name and whole-buffer decompression."""
+COMPRESSED_SUFFIXES = tuple(CODECS)
+
+
+def codec_of(path: str) -> str | None:
+    """The codec of ``path`` by its suffix, or ``None`` for an uncompressed file."""
+    lower = path.lower()
+    return next((name for suffix, (name, _f) in CODECS.items() if lower.endswith(suffix)), None)
+
+
+def decompress(path: str, raw: bytes) -> bytes:
+    """The decompressed content of the file ``path``; ``DataLossError`` naming it when it is corrupt."""
+    lower = path.lower()
+    for suffix, (name, function) in CODECS.items():
+        if lower.endswith(suffix):
+            if not raw:
+                return b""
+            try:
+                return function(raw)
+            except (OSError, EOFError, ValueError, zlib.error) as e:
+                raise DataLossError(f"{name} file {path} cannot be decompressed: {e}") from e
+    return raw
