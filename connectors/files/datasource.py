@@ -12,7 +12,7 @@ from connector_base.spark.filters import ColumnFilter, FilterSupport
 from connector_base.spark.parallelism import planning_parallelism
 from connectors.files.filter_pushdown import files_filter_support
 from connectors.files.formats import ReadSchema
-from connectors.files.listing import check_path
+from connectors.files.listing import check_glob_matches, check_path
 from connectors.files.options import FILE_COLUMN, OFFSET_COLUMN, FileFormat, FileSourceOptions
 from connectors.files.partitions import partition_names
 from connectors.files.schema_inference import infer_schema
@@ -50,7 +50,10 @@ class FilesDataSource(SourceDataSource):
         super().__init__(options)
         self.event_time_options()  # the bridge's eventTime.* options leave before files' own are checked
         planning_parallelism(self)  # so does minPartitions (the bridge packs files with it)
-        check_path(self._options().path)
+        options = self._options()
+        check_path(options.path)
+        if not options.continuous:
+            check_glob_matches(options.path, options.recursive)
 
     @classmethod
     @override

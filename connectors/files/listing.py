@@ -75,6 +75,18 @@ def check_path(path: str) -> None:
         raise InvalidOptionError("path", path, "an existing directory or file, or a glob")
 
 
+def check_glob_matches(path: str, recursive: bool) -> None:
+    """A bounded read fails at ``load()`` on a glob that matches nothing, as Spark's ``PATH_NOT_FOUND``."""
+    local = local_path(path)
+    if is_glob(local) and not glob.glob(local, recursive=recursive):
+        raise InvalidOptionError(
+            "path",
+            path,
+            "a glob that matches at least one file (Spark's file sources fail with PATH_NOT_FOUND too); "
+            "set continuous=true to wait for files to appear",
+        )
+
+
 def list_files(path: str, recursive: bool) -> list[FileStatus]:
     """The visible files under ``path``, oldest first; directories matched by a glob are listed too."""
     local = local_path(path)

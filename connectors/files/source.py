@@ -42,10 +42,14 @@ LOG = logging.getLogger(__name__)
 
 
 
-def whole_file_split(status: FileStatus, fmt: FileFormat) -> FileSourceSplit:
-    """The split of a whole discovered file (Parquet: reads the footer for the row-group count)."""
+def whole_file_split(status: FileStatus, fmt: FileFormat, continuous: bool = False) -> FileSourceSplit:
+    """The split of a whole discovered file (Parquet: reads the footer for the row-group count).
+
+    An empty Parquet file has no rows (Spark's Parquet source skips it) for a bounded source; a
+    continuous one tries it again at the next discovery, as any file without a footer yet.
+    """
     if fmt is FileFormat.PARQUET:
-        groups = row_group_count(status.path)
+        groups = 0 if status.size == 0 and not continuous else row_group_count(status.path)
         return FileSourceSplit(status.path, 0, groups, status.size, status.mtime_ms, SplitKind.ROW_GROUPS)
     kind = SplitKind.GZIP if codec_of(status.path) else SplitKind.LINES
     return FileSourceSplit(status.path, 0, status.size, status.size, status.mtime_ms, kind)
@@ -78,12 +82,12 @@ class FileSource(Source[Any, FileSourceSplit, FileEnumeratorState]):
     def _enumerator(
         self, context: SplitEnumeratorContext[FileSourceSplit], state: FileEnumeratorState | None
     ) -> FileSplitEnumerator:
-        fmt = self.options.format
+        fmt, continuous = self.options.format, self.options.continuous
         return FileSplitEnumerator(
             context,
             self.options.path,
             self.options.recursive,
-            lambda status: whole_file_split(status, fmt),
+            lambda status: whole_file_split(status, fmt, continuous),
             self.options.continuous,
             self.options.discovery_interval_ms / 1000.0,
             state,

@@ -1,0 +1,102 @@
+"""The differences from Spark's file sources that files-unified keeps on purpose.
+
+Each ``Allowed`` is one row of the parity table in docs/files.md (its ``id`` is the row's first
+cell; ``test_files_differential`` checks that the table and this list hold the same ids, and that
+the table's Spark and files-unified cells are what running the row's ``example`` prints now).
+A difference the harness finds is accepted only when an entry's ``explains`` says this input and
+these outcomes are that row; anything else fails the test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from integration_tests.connectors.files.differential.cases import Case, FileSpec
+from integration_tests.connectors.files.differential.compare import Difference
+from integration_tests.connectors.files.differential.runner import Outcome
+
+Explains = Callable[[Case, Outcome, Outcome, Difference], bool]
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """A row of the parity table: an input, what a user sees from both, and why it stays."""
+
+    id: str
+    input: str
+    reason: str
+    example: Case
+    explains: Explains
+
+
+def _default_mode(case: Case, spark: Outcome, ours: Outcome, d: Difference) -> bool:
+    return (
+        d.kind == "ours-fails"
+        and "mode-default" in case.features
+        and ours.error_class == "MalformedRecordError"
+    )
+
+
+def _partition_columns(case: Case, spark: Outcome, ours: Outcome, d: Difference) -> bool:
+    if not (case.partitioned and case.schema is not None):
+        return False
+    if d.kind == "columns":
+        return spark.columns[: len(ours.columns)] == ours.columns and len(spark.columns) > len(ours.columns)
+    if d.kind == "rows":  # the same rows without the partition column(s)
+        extra = len(spark.columns) - len(ours.columns)
+        strip = sorted(((r[:-extra] if extra else r) for r in spark.rows), key=repr)
+        return not ours.rows or tuple(strip) == ours.rows or _batches_strip(spark, ours, extra)
+    return False
+
+
+def _batches_strip(spark: Outcome, ours: Outcome, extra: int) -> bool:
+    if not extra or not spark.rows or spark.rows[0][:1] != ("batch",):
+        return False
+    strip = tuple(("batch", tuple(sorted((r[:-extra] for r in b[1]), key=repr))) for b in spark.rows)
+    return strip == ours.rows
+
+
+ALLOWED: tuple[Allowed, ...] = (
+    Allowed(
+        id="F1-default-mode",
+        input="csv or json with a malformed line and no `mode` option",
+        reason=(
+            "Spark's default `PERMISSIVE` turns the line into a row of nulls without a word; files-unified "
+            "fails by default, naming the file and the byte offset. Set `mode=PERMISSIVE` for Spark's "
+            "behaviour (then the outcomes match)"
+        ),
+        example=Case(
+            "csv",
+            (FileSpec("part-0.csv", b"1,a\nx,b\n", faulty=True),),
+            "id INT, name STRING",
+            (),
+            features=frozenset({"mode-default", "csv-type-mismatch"}),
+        ),
+        explains=_default_mode,
+    ),
+    Allowed(
+        id="F2-partition-columns-user-schema",
+        input="`key=value` directories read with a user schema that does not name the partition columns",
+        reason=(
+            "Spark appends the partition columns to a user schema; Spark's Python data source API fixes a "
+            "source's columns to the user schema, so files-unified cannot. Name the partition columns in "
+            "the schema (`id BIGINT, name STRING, p INT`) and the outcomes match"
+        ),
+        example=Case(
+            "json",
+            (FileSpec("p=1/part-0.json", b'{"id": 1, "name": "a"}\n'),),
+            "id BIGINT, name STRING",
+            (),
+            partitioned=True,
+            features=frozenset({"partitioned"}),
+        ),
+        explains=_partition_columns,
+    ),
+)
+"""Every difference kept on purpose, in the order of the table in docs/files.md."""
+
+
+def explained(case: Case, spark: Outcome, ours: Outcome, d: Difference) -> str | None:
+    """The id of the table row that explains ``d``, or ``None`` for a difference nobody accepted."""
+    return next((a.id for a in ALLOWED if a.explains(case, spark, ours, d)), None)
