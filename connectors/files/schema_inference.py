@@ -98,8 +98,9 @@ def infer_schema(options: FileSourceOptions) -> StructType:
                 base = _from_arrow(schemas[0], first)
             case FileFormat.JSONL:
                 base = _jsonl_schema([f.path for f in files], options)
-            case _:
-                base = _csv_schema(first, options)
+            case _:  # Spark takes the first line of its first partition: the largest file's
+                largest = min(files, key=lambda f: (-f.size, f.path))
+                base = _csv_schema(largest.path, options)
     fields = list(base.fields) + [p for p in parts if p.name not in base.fieldNames()]
     if options.include_metadata:
         fields += [f for f in METADATA_FIELDS if f.name not in base.fieldNames()]

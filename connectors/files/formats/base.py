@@ -140,6 +140,16 @@ def bom_length(data: bytes | memoryview) -> int:
     return 3 if bytes(data[:3]) == UTF8_BOM else 0
 
 
+def check_utf8(data: bytes | memoryview) -> None:
+    """Raise ``ValueError`` when ``data`` is not UTF-8 (validated by Arrow, without a copy)."""
+    offsets = pa.py_buffer(np.array([0, len(data)], np.int64))
+    raw = pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, pa.py_buffer(data)])
+    try:
+        raw.cast(pa.large_string())
+    except pa.ArrowInvalid as e:
+        raise ValueError(f"invalid UTF-8: {e}") from None
+
+
 class LineFormat(ABC):
     """A line-oriented format (one record per line); subclasses parse chunks in bulk."""
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import csv as pycsv
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pc
 from typing_extensions import override
 
-from connectors.files.formats.base import NEWLINE, LineFormat
+from connectors.files.formats.base import LineFormat, check_utf8, count_lines, fits, line_bounds
 
 BLOCK_BYTES = 4 * 1024 * 1024
 TRUE_VALUES = ["true", "True", "TRUE"]
@@ -55,14 +56,48 @@ class CsvFormat(LineFormat):
     def drop_header(self, data: bytes | memoryview, at_file_start: bool) -> int:
         if not (at_file_start and self.options.csv.header):
             return 0
-        raw = memoryview(data)
-        for i in range(len(raw)):  # the header is short: scan it in Python
-            if raw[i] == NEWLINE:
-                return i + 1
-        return len(raw)
+        starts, _ends = line_bounds(data)
+        return int(starts[1]) if len(starts) > 1 else len(data)
+
+    def _odd_quotes(self, data: bytes | memoryview) -> bool:
+        """Whether a line has an odd number of quote characters: a quoted value that does not end
+        on its line (Spark's ``multiLine=false`` reads every line on its own)."""
+        quote = self.options.csv.quote
+        if not quote:
+            return False
+        buf = np.frombuffer(data, np.uint8)
+        at = np.flatnonzero(buf == ord(quote))
+        if not len(at):
+            return False
+        starts, _ends = line_bounds(data)
+        per_line = np.bincount(np.searchsorted(starts, at, side="right") - 1, minlength=len(starts))
+        return bool((per_line % 2).any())
+
+    def _one_line(self, data: bytes | memoryview) -> pa.Table:
+        """A line with an unbalanced quote, split as Spark's parser splits it (the open quoted value
+        runs to the end of the line); another number of fields than the schema is malformed."""
+        starts, ends = line_bounds(data)
+        tokens = self._tokens(bytes(data[int(starts[0]) : int(ends[0])])) if len(starts) else None
+        if tokens is None or len(tokens) != len(self._names):
+            raise ValueError(f"a line with an unbalanced quote and not {len(self._names)} fields")
+        columns = []
+        for f, value in zip(self.schema.data, tokens, strict=True):
+            converted = fits(value, f.type)
+            if value is not None and converted is None:
+                raise ValueError(f"{value!r} is not a {f.type}")
+            columns.append(pa.array([converted], f.type))
+        return pa.Table.from_arrays(columns, schema=self.schema.data)
 
     @override
     def parse_bulk(self, data: bytes | memoryview, whole: bool) -> pa.Table:
+        try:
+            check_utf8(data)
+        except ValueError:  # Spark decodes csv lines with U+FFFD for invalid bytes; so does this source
+            data = bytes(data).decode("utf-8", "replace").encode("utf-8")
+        if self._odd_quotes(data):
+            if count_lines(data) > 1:
+                raise ValueError("a quoted value does not end on its line")
+            return self._one_line(data)
         block = max(BLOCK_BYTES, len(data) + 1) if whole else BLOCK_BYTES
         table = pc.read_csv(
             pa.BufferReader(pa.py_buffer(data)),
@@ -76,7 +111,8 @@ class CsvFormat(LineFormat):
             table = table.cast(pa.schema([pa.field(f.name, f.type, True) for f in self.schema.data]))
         return table
 
-    def partial_row(self, line: bytes) -> dict[str, Any] | None:  # noqa: D102
+    def _tokens(self, line: bytes) -> list[str | None] | None:
+        """The fields of one line (the null value as ``None``), or ``None`` when it is not CSV."""
         dialect = self.options.csv
         reader = pycsv.reader(
             [line.decode("utf-8", "replace")],
@@ -90,7 +126,8 @@ class CsvFormat(LineFormat):
             tokens = next(reader, [])
         except pycsv.Error:
             return None
-        return {
-            name: (None if token == dialect.null_value else token)
-            for name, token in zip(self._names, tokens, strict=False)
-        }
+        return [None if t == dialect.null_value else t for t in tokens]
+
+    def partial_row(self, line: bytes) -> dict[str, Any] | None:  # noqa: D102
+        tokens = self._tokens(line)
+        return None if tokens is None else dict(zip(self._names, tokens, strict=False))

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.json as pj
 from typing_extensions import override
 
-from connectors.files.formats.base import LineFormat
+from connectors.files.formats.base import LineFormat, check_utf8
 
 BLOCK_BYTES = 4 * 1024 * 1024
 """Parse block size: blocks are parsed in parallel; a longer line is retried with one block."""
@@ -25,17 +24,6 @@ def _parse_type(t: pa.DataType) -> pa.DataType:
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         return pa.list_(pa.field(t.value_field.name, _parse_type(t.value_type), t.value_field.nullable))
     return t
-
-
-def check_utf8(data: bytes | memoryview) -> None:
-    """Raise ``ValueError`` when ``data`` is not UTF-8 (a JSON line with such bytes is malformed, as
-    Spark's parser rejects it; pyarrow would drop the field whose name holds them)."""
-    offsets = pa.py_buffer(np.array([0, len(data)], np.int64))
-    raw = pa.Array.from_buffers(pa.large_binary(), 1, [None, offsets, pa.py_buffer(data)])
-    try:
-        raw.cast(pa.large_string())
-    except pa.ArrowInvalid as e:
-        raise ValueError(f"invalid UTF-8: {e}") from None
 
 
 class JsonLinesFormat(LineFormat):
