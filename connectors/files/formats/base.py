@@ -156,6 +156,8 @@ class LineFormat(ABC):
     name = "lines"
     skips_blank_lines = True
     """Whether blank lines hold no record (jsonl, csv) or an empty one (text)."""
+    strict_values = False
+    """Whether ``partial_row`` values are typed (JSON) rather than text to cast (csv); see ``fits``."""
 
     def __init__(self, schema: ReadSchema, options: FileSourceOptions) -> None:
         self.schema = schema
@@ -255,7 +257,7 @@ class LineFormat(ABC):
                 if partial is None:
                     pieces.append(_null_table(self.schema.data, 1))
                 else:
-                    pieces.append(_partial_table(self.schema.data, partial))
+                    pieces.append(_partial_table(self.schema.data, partial, self.strict_values))
                 offsets.append(offset)
                 corrupt.append(line.decode("utf-8", "replace"))
 
@@ -281,9 +283,13 @@ class LineFormat(ABC):
             ) from None
 
 
-def fits(value: Any, t: pa.DataType) -> Any:
-    """``value`` when it converts to ``t`` as it is (a string through a cast), else ``None``."""
+def fits(value: Any, t: pa.DataType, strict: bool = False) -> Any:
+    """``value`` when it converts to ``t``, else ``None``. Strings are cast (csv fields are text);
+    ``strict`` (JSON values, as Spark's JSON parser takes them): a string only for a string, date or
+    timestamp column, a fraction never for an integer column, a boolean only for a boolean one."""
     if value is None:
+        return None
+    if strict and not _json_fits(value, t):
         return None
     try:
         if isinstance(value, str) and not pa.types.is_string(t):
@@ -293,8 +299,20 @@ def fits(value: Any, t: pa.DataType) -> Any:
         return None
 
 
-def _partial_table(schema: pa.Schema, row: dict[str, Any]) -> pa.Table:
-    columns = [pa.array([fits(row.get(f.name), f.type)], f.type) for f in schema]
+def _json_fits(value: Any, t: pa.DataType) -> bool:
+    if isinstance(value, bool):
+        return pa.types.is_boolean(t)
+    if isinstance(value, int):
+        return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+    if isinstance(value, float):
+        return pa.types.is_floating(t) or pa.types.is_decimal(t)
+    if isinstance(value, str):
+        return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_temporal(t)
+    return not (pa.types.is_primitive(t) or pa.types.is_string(t) or pa.types.is_large_string(t))
+
+
+def _partial_table(schema: pa.Schema, row: dict[str, Any], strict: bool) -> pa.Table:
+    columns = [pa.array([fits(row.get(f.name), f.type, strict)], f.type) for f in schema]
     return pa.Table.from_arrays(columns, schema=schema)
 
 

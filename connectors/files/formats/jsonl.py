@@ -30,6 +30,7 @@ class JsonLinesFormat(LineFormat):
     """Fields not in the schema are ignored, missing ones are null; a line that does not fit is malformed."""
 
     name = "jsonl"
+    strict_values = True
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ inferred, every parse mode with and without ``_corrupt_record``. Each case is re
 ``Trigger.AvailableNow`` and ``maxFilesPerTrigger``, compared micro-batch by micro-batch), and
 every difference must be a row of the parity table in docs/files.md (``differential/allowlist.py``).
 
-Seeded and bounded: ``SPARKFLOW_DIFF_EXAMPLES`` batch cases (default 20) and a fifth as many
+Seeded and bounded: ``SPARKFLOW_DIFF_EXAMPLES`` batch cases (default 16) and a fifth as many
 streaming cases (at least 3) per run; ``SPARKFLOW_DIFF_SEED`` (default 22) picks another sequence.
 ``SPARKFLOW_DIFF_RECORD=<file>`` appends every case's outcome and differences as JSON lines.
 """
@@ -34,7 +34,7 @@ from integration_tests.connectors.files.differential.runner import Outcome, read
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(1800)]
 
-EXAMPLES = int(os.environ.get("SPARKFLOW_DIFF_EXAMPLES", "20"))
+EXAMPLES = int(os.environ.get("SPARKFLOW_DIFF_EXAMPLES", "16"))
 STREAM_EXAMPLES = max(3, EXAMPLES // 5)
 SEED = int(os.environ.get("SPARKFLOW_DIFF_SEED", "22"))
 RECORD = os.environ.get("SPARKFLOW_DIFF_RECORD")
@@ -58,7 +58,8 @@ def _check(case: Case, spark: Outcome, ours: Outcome, unexplained: list[str]) ->
     _record(case, spark, ours, found)
     for kind, detail, row in found:
         if row is None:
-            unexplained.append(f"{kind}: {detail}\n    case: {case.describe()}\n    Spark: {spark.error or ''}"[:3000])
+            report = f"{kind}: {detail}\n    case: {case.describe()}\n    Spark: {spark.error or ''}"
+            unexplained.append(report[:3000])
 
 
 def _run(spark: Any, streaming: bool, examples: int) -> list[str]:

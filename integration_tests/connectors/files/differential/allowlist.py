@@ -57,6 +57,26 @@ def _batches_strip(spark: Outcome, ours: Outcome, extra: int) -> bool:
     return strip == ours.rows
 
 
+def _no_python_at_load(case: Case, spark: Outcome, ours: Outcome, d: Difference) -> bool:
+    return (
+        d.kind == "later-error"
+        and case.schema is not None
+        and spark.stage == "load"
+        and ours.stage == "read"
+        and ours.error_class == "InvalidOptionError"
+    )
+
+
+def _stream_glob_no_match(case: Case, spark: Outcome, ours: Outcome, d: Difference) -> bool:
+    return (
+        d.kind == "ours-fails"
+        and case.streaming
+        and "glob-no-match" in case.features
+        and ours.error_class == "InvalidOptionError"
+        and not spark.rows
+    )
+
+
 ALLOWED: tuple[Allowed, ...] = (
     Allowed(
         id="F1-default-mode",
@@ -92,6 +112,45 @@ ALLOWED: tuple[Allowed, ...] = (
             features=frozenset({"partitioned"}),
         ),
         explains=_partition_columns,
+    ),
+    Allowed(
+        id="F3-user-schema-errors-at-first-action",
+        input="a batch read with a user schema of a path that does not exist or a glob that matches nothing",
+        reason=(
+            "With a user schema, Spark builds a Python data source only at the first action, so no "
+            "option or path check of files-unified can run at `load()`; the error comes before any data "
+            "is read, names `path` and says what is valid. Without a user schema it comes at `load()`, "
+            "as Spark's"
+        ),
+        example=Case(
+            "text",
+            (FileSpec("part-0.txt", b"a\n"),),
+            "value STRING",
+            (),
+            glob="*.nomatch",
+            features=frozenset({"glob-no-match"}),
+        ),
+        explains=_no_python_at_load,
+    ),
+    Allowed(
+        id="F4-stream-glob-matches-nothing",
+        input="a streaming read (`Trigger.AvailableNow`) of a glob that matches nothing",
+        reason=(
+            "Spark's file stream source waits for files (AvailableNow: ends with none); files-unified's "
+            "default source (`continuous=false`) reads the files present at the start, so it would never "
+            "read anything: it fails naming `path` (most often a typo). With `continuous=true` it waits "
+            "for files, as Spark's"
+        ),
+        example=Case(
+            "text",
+            (FileSpec("part-0.txt", b"a\n"),),
+            "value STRING",
+            (),
+            glob="*.nomatch",
+            streaming=True,
+            features=frozenset({"glob-no-match"}),
+        ),
+        explains=_stream_glob_no_match,
     ),
 )
 """Every difference kept on purpose, in the order of the table in docs/files.md."""
