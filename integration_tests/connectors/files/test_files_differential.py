@@ -9,8 +9,8 @@ inferred, every parse mode with and without ``_corrupt_record``. Each case is re
 ``Trigger.AvailableNow`` and ``maxFilesPerTrigger``, compared micro-batch by micro-batch), and
 every difference must be a row of the parity table in docs/files.md (``differential/allowlist.py``).
 
-Seeded and bounded: ``SPARKFLOW_DIFF_EXAMPLES`` batch cases (default 16) and a fifth as many
-streaming cases (at least 3) per run; ``SPARKFLOW_DIFF_SEED`` (default 22) picks another sequence.
+Seeded and bounded: ``SPARKFLOW_DIFF_EXAMPLES`` cases per run (default 20: 16 batch, 4
+streaming; a fifth, at least 3, are streaming); ``SPARKFLOW_DIFF_SEED`` (default 22) picks another sequence.
 ``SPARKFLOW_DIFF_RECORD=<file>`` appends every case's outcome and differences as JSON lines.
 """
 
@@ -34,8 +34,10 @@ from integration_tests.connectors.files.differential.runner import Outcome, read
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(1800)]
 
-EXAMPLES = int(os.environ.get("SPARKFLOW_DIFF_EXAMPLES", "16"))
+EXAMPLES = int(os.environ.get("SPARKFLOW_DIFF_EXAMPLES", "20"))
+"""Cases per run: a fifth (at least 3) streaming, the rest batch."""
 STREAM_EXAMPLES = max(3, EXAMPLES // 5)
+BATCH_EXAMPLES = max(1, EXAMPLES - STREAM_EXAMPLES)
 SEED = int(os.environ.get("SPARKFLOW_DIFF_SEED", "22"))
 RECORD = os.environ.get("SPARKFLOW_DIFF_RECORD")
 
@@ -94,7 +96,7 @@ def _run(spark: Any, streaming: bool, examples: int) -> list[str]:
 
 
 def test_batch_reads_match_spark(spark: Any) -> None:
-    unexplained = _run(spark, streaming=False, examples=EXAMPLES)
+    unexplained = _run(spark, streaming=False, examples=BATCH_EXAMPLES)
     assert not unexplained, f"{len(unexplained)} differences from Spark not in docs/files.md:\n" + "\n".join(
         unexplained
     )
