@@ -1,0 +1,181 @@
+"""What the differential harness against Spark's file sources found, pinned without Spark (issue 22):
+line ends and BOMs as Hadoop's LineRecordReader, bzip2/deflate, PERMISSIVE partial rows, csv lines
+with an open quote, invalid UTF-8, jsonl inference by Spark's rules, globs and empty Parquet files."""
+
+from __future__ import annotations
+
+import bz2
+import zlib
+
+import pyarrow as pa
+import pytest
+from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
+    DecimalType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+from connector_base import InvalidOptionError, MalformedRecordError, ReaderFailedError
+from connectors.files import FilePlanner, FileSourceOptions
+from connectors.files.formats.base import count_lines, line_bounds
+from connectors.files.json_inference import infer_jsonl
+from connectors.files.listing import check_glob_matches, list_files
+from connectors.files.options import FileFormat
+from connectors.files.schema_inference import infer_schema
+from connectors.files.source import whole_file_split
+from unit_tests.connectors.files.helpers_files import make_source, read, whole_files
+
+TEXT = StructType([StructField("value", StringType())])
+ID_NAME = StructType([StructField("id", LongType()), StructField("name", StringType())])
+CSV_ID_NAME = StructType([StructField("id", IntegerType()), StructField("name", StringType())])
+CORRUPT = StructField("_corrupt_record", StringType())
+
+
+def _read_all(options, schema, split_size=None):
+    if split_size:
+        options = {**options, "splitSizeBytes": str(split_size)}
+    source = make_source(options, schema)
+    planner = FilePlanner(source.options)
+    ranges = [r for s in whole_files(source) for r in planner.range_splits(s, s.offset, s.end)]
+    return read(source, ranges).to_pylist()
+
+
+@pytest.mark.parametrize(
+    ("data", "lines"),
+    [
+        (b"a\rb\r", ["a", "b"]),
+        (b"a\r\r\nb", ["a", "", "b"]),
+        (b"a\r\nb\nc", ["a", "b", "c"]),
+        (b"\r", [""]),
+        (b"", []),
+    ],
+)
+def test_a_lone_carriage_return_ends_a_line(data, lines) -> None:
+    starts, ends = line_bounds(data)
+    assert [data[s:e].decode() for s, e in zip(starts, ends, strict=True)] == lines
+    assert count_lines(data) == count_lines(memoryview(data)) == len(lines)
+
+
+@pytest.mark.parametrize("split_size", [None, 3])
+def test_text_lines_end_at_lone_cr_and_the_bom_is_skipped(tmp_path, split_size) -> None:
+    (tmp_path / "a.txt").write_bytes(b"\xef\xbb\xbfone\rtwo\r\nthree\n\xef\xbb\xbfkept")
+    rows = _read_all({"path": str(tmp_path), "format": "text"}, TEXT, split_size)
+    assert [r["value"] for r in rows] == ["one", "two", "three", "\ufeffkept"]  # only the file's first BOM
+
+
+def test_jsonl_and_csv_skip_the_bom_and_split_at_lone_cr(tmp_path) -> None:
+    (tmp_path / "a.jsonl").write_bytes(b'\xef\xbb\xbf{"id": 1, "name": "a"}\r{"id": 2, "name": "b"}')
+    assert _read_all({"path": str(tmp_path / "a.jsonl"), "format": "jsonl"}, ID_NAME) == [
+        {"id": 1, "name": "a"},
+        {"id": 2, "name": "b"},
+    ]
+    (tmp_path / "b.csv").write_bytes(b"\xef\xbb\xbfid,name\r1,a\r2,b\r")
+    options = {"path": str(tmp_path / "b.csv"), "format": "csv", "header": "true"}
+    assert infer_schema(FileSourceOptions.parse(options)).fieldNames() == ["id", "name"]
+    assert _read_all(options, CSV_ID_NAME) == [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]
+
+
+@pytest.mark.parametrize(("suffix", "pack"), [(".bz2", bz2.compress), (".deflate", zlib.compress)])
+def test_bzip2_and_deflate_files_are_decompressed_whole(tmp_path, suffix, pack) -> None:
+    (tmp_path / f"a.jsonl{suffix}").write_bytes(pack(b'{"id": 1, "name": "a"}\n{"id": 2, "name": "b"}\n'))
+    source = make_source({"path": str(tmp_path), "format": "jsonl"}, ID_NAME)
+    (split,) = whole_files(source)
+    assert split.kind.value == "gzip"  # a whole compressed file
+    assert read(source, [split]).to_pylist() == [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]
+
+
+def test_a_truncated_bzip2_file_fails_naming_it(tmp_path) -> None:
+    packed = bz2.compress(b"one\ntwo\n" * 100)
+    (tmp_path / "a.txt.bz2").write_bytes(packed[:-10])
+    with pytest.raises(ReaderFailedError, match=r"bzip2 file .*a\.txt\.bz2 cannot be decompressed"):
+        _read_all({"path": str(tmp_path), "format": "text"}, TEXT)
+
+
+def test_permissive_keeps_the_fields_that_fit_as_spark(tmp_path) -> None:
+    (tmp_path / "a.csv").write_bytes(b"1,a\n7,b,extra\n8\nx,kept\n")
+    schema = StructType([*CSV_ID_NAME.fields, CORRUPT])
+    rows = _read_all({"path": str(tmp_path), "format": "csv", "mode": "PERMISSIVE"}, schema)
+    assert [tuple(r.values()) for r in rows] == [
+        (1, "a", None),
+        (7, "b", "7,b,extra"),
+        (8, None, "8"),
+        (None, "kept", "x,kept"),
+    ]
+    (tmp_path / "b.jsonl").write_bytes(b'{"id": 1.5, "name": "k"}\n{"id": "x", "name": "l"}\n{"id": 1, "name":\n')
+    rows = _read_all({"path": str(tmp_path / "b.jsonl"), "format": "jsonl", "mode": "PERMISSIVE"}, ID_NAME)
+    assert rows == [{"id": None, "name": "k"}, {"id": None, "name": "l"}, {"id": None, "name": None}]
+
+
+def test_a_csv_line_with_an_open_quote_is_read_on_its_own(tmp_path) -> None:
+    """Spark's multiLine=false: a quoted value never continues on the next line."""
+    (tmp_path / "a.csv").write_bytes(b'1,"x\nsecond line"\n2,b\n')
+    rows = _read_all({"path": str(tmp_path), "format": "csv", "mode": "DROPMALFORMED"}, CSV_ID_NAME)
+    assert rows == [{"id": 1, "name": "x"}, {"id": 2, "name": "b"}]
+
+
+def test_invalid_utf8_is_replaced_in_csv_and_malformed_in_jsonl(tmp_path) -> None:
+    (tmp_path / "a.csv").write_bytes(b"1,b\xff\n")
+    assert _read_all({"path": str(tmp_path), "format": "csv"}, CSV_ID_NAME) == [{"id": 1, "name": "b\ufffd"}]
+    (tmp_path / "b.jsonl").write_bytes(b'{"id": 1, "n\xffme": "a"}\n{"id": 2, "name": "b"}\n')
+    options = {"path": str(tmp_path / "b.jsonl"), "format": "jsonl", "mode": "DROPMALFORMED"}
+    assert _read_all(options, ID_NAME) == [{"id": 2, "name": "b"}]
+
+
+def _infer(lines: bytes, mode: str = "PERMISSIVE") -> StructType:
+    options = FileSourceOptions.parse({"path": "/x", "format": "jsonl", "mode": mode})
+    return infer_jsonl([("/x/a.jsonl", lines)], options)
+
+
+def test_jsonl_inference_follows_spark_rules() -> None:
+    schema = _infer(
+        b'{"z": 1, "a": "s", "n": null, "e": ""}\n'
+        b'{"z": 2.5, "b": true, "l": [1, 2], "o": {"y": 1, "x": "q"}}\n'
+        b'{"a": 3, "big": 123456789012345678901234}\n'
+        b'[{"late": 1}]\n'
+    )
+    assert schema == StructType(
+        [
+            StructField("a", StringType()),  # a string and a number: string
+            StructField("b", BooleanType()),
+            StructField("big", DecimalType(24, 0)),
+            StructField("e", StringType()),  # only "": undecided, then string
+            StructField("l", ArrayType(LongType(), True)),
+            StructField("late", LongType()),  # a top-level array holds records
+            StructField("n", StringType()),
+            StructField("o", StructType([StructField("x", StringType()), StructField("y", LongType())])),
+            StructField("z", DoubleType()),  # bigint and double: double
+        ]
+    )
+
+
+def test_jsonl_inference_treats_malformed_lines_by_mode() -> None:
+    data = b'{"id": 1}\nnot json\n"a string"\n'
+    assert _infer(data).fieldNames() == ["_corrupt_record", "id"]
+    assert _infer(data, "DROPMALFORMED").fieldNames() == ["id"]
+    with pytest.raises(MalformedRecordError, match=r"a\.jsonl at byte offset 10"):
+        _infer(data, "FAILFAST")
+
+
+def test_jsonl_inference_reads_every_file(tmp_path) -> None:
+    (tmp_path / "a.jsonl").write_bytes(b'{"id": 1}\n')
+    (tmp_path / "b.jsonl").write_bytes(b'{"id": 2, "late": "x"}\n')
+    schema = infer_schema(FileSourceOptions.parse({"path": str(tmp_path), "format": "jsonl"}))
+    assert schema.fieldNames() == ["id", "late"]
+
+
+def test_a_glob_matching_nothing_fails_and_an_empty_parquet_file_has_no_rows(tmp_path) -> None:
+    with pytest.raises(InvalidOptionError, match="PATH_NOT_FOUND"):
+        check_glob_matches(str(tmp_path / "*.nomatch"), False)
+    (tmp_path / "empty.parquet").write_bytes(b"")
+    check_glob_matches(str(tmp_path / "*.parquet"), False)
+    (status,) = list_files(str(tmp_path), False)
+    split = whole_file_split(status, FileFormat.PARQUET)
+    assert split.length == 0
+    with pytest.raises(pa.ArrowInvalid):  # continuous: the enumerator tries it again at the next discovery
+        whole_file_split(status, FileFormat.PARQUET, continuous=True)
