@@ -107,7 +107,8 @@ def test_permissive_keeps_the_fields_that_fit_as_spark(tmp_path) -> None:
         (8, None, "8"),
         (None, "kept", "x,kept"),
     ]
-    (tmp_path / "b.jsonl").write_bytes(b'{"id": 1.5, "name": "k"}\n{"id": "x", "name": "l"}\n{"id": 1, "name":\n')
+    lines = b'{"id": 1.5, "name": "k"}\n{"id": "x", "name": "l"}\n{"id": 1, "name":\n'
+    (tmp_path / "b.jsonl").write_bytes(lines)
     rows = _read_all({"path": str(tmp_path / "b.jsonl"), "format": "jsonl", "mode": "PERMISSIVE"}, ID_NAME)
     assert rows == [{"id": None, "name": "k"}, {"id": None, "name": "l"}, {"id": None, "name": None}]
 
