@@ -41,7 +41,6 @@ from connectors.files.split_reader import CHUNK_BYTES, CHUNK_BYTES_CONFIG, FileC
 LOG = logging.getLogger(__name__)
 
 
-
 def whole_file_split(status: FileStatus, fmt: FileFormat, continuous: bool = False) -> FileSourceSplit:
     """The split of a whole discovered file (Parquet: reads the footer for the row-group count).
 

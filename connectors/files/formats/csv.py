@@ -128,6 +128,7 @@ class CsvFormat(LineFormat):
             return None
         return [None if t == dialect.null_value else t for t in tokens]
 
-    def partial_row(self, line: bytes) -> dict[str, Any] | None:  # noqa: D102
+    @override
+    def partial_row(self, line: bytes) -> dict[str, Any] | None:
         tokens = self._tokens(line)
         return None if tokens is None else dict(zip(self._names, tokens, strict=False))

@@ -56,7 +56,8 @@ class JsonLinesFormat(LineFormat):
             table = table.cast(pa.schema([pa.field(f.name, f.type, True) for f in self.schema.data]))
         return table
 
-    def partial_row(self, line: bytes) -> dict[str, Any] | None:  # noqa: D102
+    @override
+    def partial_row(self, line: bytes) -> dict[str, Any] | None:
         try:
             value = json.loads(line.decode("utf-8"))
         except ValueError:
