@@ -60,7 +60,8 @@ def _csv_schema(path: str, options: FileSourceOptions) -> StructType:
     if sample.startswith(UTF8_BOM):
         sample = sample[len(UTF8_BOM) :]
     starts, ends = line_bounds(sample)
-    first = bytes(sample[starts[0] : ends[0]] if len(starts) else b"").decode("utf-8", "replace")
+    lines = (sample[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True))
+    first = next((line for line in lines if line.strip()), b"").decode("utf-8", "replace")  # as Spark
     dialect = options.csv
     row = next(
         csv.reader(

@@ -56,8 +56,11 @@ class CsvFormat(LineFormat):
     def drop_header(self, data: bytes | memoryview, at_file_start: bool) -> int:
         if not (at_file_start and self.options.csv.header):
             return 0
-        starts, _ends = line_bounds(data)
-        return int(starts[1]) if len(starts) > 1 else len(data)
+        starts, ends = line_bounds(data)
+        for i, (s, e) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+            if bytes(data[s:e]).strip():  # the header is the first line that is not blank, as Spark's
+                return int(starts[i + 1]) if i + 1 < len(starts) else len(data)
+        return len(data)
 
     def _odd_quotes(self, data: bytes | memoryview) -> bool:
         """Whether a line has an odd number of quote characters: a quoted value that does not end

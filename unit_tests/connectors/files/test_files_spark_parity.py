@@ -75,7 +75,7 @@ def test_jsonl_and_csv_skip_the_bom_and_split_at_lone_cr(tmp_path) -> None:
         {"id": 1, "name": "a"},
         {"id": 2, "name": "b"},
     ]
-    (tmp_path / "b.csv").write_bytes(b"\xef\xbb\xbfid,name\r1,a\r2,b\r")
+    (tmp_path / "b.csv").write_bytes(b"\xef\xbb\xbf\r \nid,name\r1,a\r2,b\r")  # blank lines before the header
     options = {"path": str(tmp_path / "b.csv"), "format": "csv", "header": "true"}
     assert infer_schema(FileSourceOptions.parse(options)).fieldNames() == ["id", "name"]
     assert _read_all(options, CSV_ID_NAME) == [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]
