@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from integration_tests.connectors.files.differential.cases import Case, FileSpec
+from integration_tests.connectors.files.differential.cases import SPARK_ONLY_OPTIONS, Case, FileSpec
 from integration_tests.connectors.files.differential.compare import Difference
 from integration_tests.connectors.files.differential.runner import Outcome
 
@@ -74,6 +74,17 @@ def _stream_glob_no_match(case: Case, spark: Outcome, ours: Outcome, d: Differen
         and "glob-no-match" in case.features
         and ours.error_class == "InvalidOptionError"
         and not spark.rows
+    )
+
+
+def _spark_only_option(case: Case, spark: Outcome, ours: Outcome, d: Difference) -> bool:
+    keys = [k for k, _v in case.options if k in dict(SPARK_ONLY_OPTIONS)]
+    return (
+        bool(keys)
+        and ours.error_class == "InvalidOptionError"
+        and ours.stage in ("load", "read")
+        and all(f"'{k}'" in (ours.error or "") for k in keys)
+        and d.kind in ("ours-fails", "later-error", "file-not-named")
     )
 
 
@@ -151,6 +162,26 @@ ALLOWED: tuple[Allowed, ...] = (
             features=frozenset({"glob-no-match"}),
         ),
         explains=_stream_glob_no_match,
+    ),
+    Allowed(
+        id="F5-spark-only-options",
+        input=(
+            "an option of Spark's file sources that files-unified does not have (`multiLine`, `lineSep`, "
+            "`encoding`, `pathGlobFilter`, `recursiveFileLookup`, `ignoreCorruptFiles`, ...)"
+        ),
+        reason=(
+            "Not implemented. files-unified refuses an option it does not know (at `load()`, or at the "
+            "first action with a user schema, see F3), naming it and listing the valid ones, rather than "
+            "read something other than what the option asks for"
+        ),
+        example=Case(
+            "json",
+            (FileSpec("part-0.json", b'{\n "id": 1,\n "name": "a"\n}\n'),),
+            None,
+            (("multiLine", "true"),),
+            features=frozenset({"spark-only-option"}),
+        ),
+        explains=_spark_only_option,
     ),
 )
 """Every difference kept on purpose, in the order of the table in docs/files.md."""

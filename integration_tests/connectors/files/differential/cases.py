@@ -36,6 +36,15 @@ SCHEMAS = {
     "parquet": "id BIGINT, name STRING",
 }
 """The user schema of each format when a case gives one (``_corrupt_record STRING`` may follow)."""
+SPARK_ONLY_OPTIONS = (
+    ("multiLine", "true"),
+    ("lineSep", "\n"),
+    ("encoding", "UTF-8"),
+    ("pathGlobFilter", "*"),
+    ("recursiveFileLookup", "true"),
+    ("ignoreCorruptFiles", "true"),
+)
+"""Options of Spark's file sources that files-unified does not take (it refuses them at ``load()``)."""
 NAME_ALPHABET = "abé😀 "
 """Characters of generated string values: ASCII, two- and four-byte UTF-8, a space."""
 
@@ -285,6 +294,13 @@ def cases(draw: st.DrawFn, streaming: bool = False) -> Case:
     if not given:
         features.add("inferred")
     max_files = draw(st.sampled_from([None, 1, 2])) if streaming else None
+    if streaming and draw(st.booleans()):
+        options["latestFirst"] = "true"
+        features.add("latest-first")
+    if not streaming and draw(st.integers(0, 9)) == 0:
+        key, value = draw(st.sampled_from(SPARK_ONLY_OPTIONS))
+        options[key] = value
+        features.add("spark-only-option")
     return Case(
         fmt,
         tuple(files),
