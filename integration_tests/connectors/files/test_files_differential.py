@@ -2,7 +2,7 @@
 
 Hypothesis draws cases (``differential/cases.py``): text, json, csv and parquet files with BOMs,
 invalid UTF-8, ``\\n`` / ``\\r\\n`` / lone ``\\r`` line ends, multi-line records, malformed lines,
-gzip and bzip2 files (some truncated or not compressed at all), corrupt, truncated and empty
+gzip, bzip2 and deflate files (some truncated or not compressed at all), corrupt, truncated and empty
 Parquet files, ``key=value`` directories, globs (some matching nothing), a schema given or
 inferred, every parse mode with and without ``_corrupt_record``. Each case is read through
 ``spark.read.<format>`` and ``spark.read.format("files-unified")`` (streaming: ``readStream`` with

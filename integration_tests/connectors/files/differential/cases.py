@@ -15,6 +15,7 @@ import gzip
 import io
 import json
 import os
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -208,12 +209,16 @@ def _line_file(draw: st.DrawFn, fmt: str, header: bool, index: int) -> tuple[byt
 
 
 def _compress(draw: st.DrawFn, data: bytes, tags: set[str]) -> tuple[bytes, str, bool]:
-    codec = draw(st.sampled_from(["none", "none", "none", "gzip", "bz2"]))
+    codec = draw(st.sampled_from(["none", "none", "none", "none", "gzip", "gzip", "bz2", "bz2", "deflate"]))
     if codec == "none":
         return data, "", False
     tags.add(codec)
-    packed = gzip.compress(data, mtime=0) if codec == "gzip" else bz2.compress(data)
-    suffix = ".gz" if codec == "gzip" else ".bz2"
+    pack, suffix = {
+        "gzip": (lambda b: gzip.compress(b, mtime=0), ".gz"),
+        "bz2": (bz2.compress, ".bz2"),
+        "deflate": (zlib.compress, ".deflate"),
+    }[codec]
+    packed = pack(data)
     damage = draw(st.sampled_from(["none", "none", "none", "truncated", "garbage"]))
     if damage == "truncated" and len(packed) > 12:
         tags.add(f"truncated-{codec}")
