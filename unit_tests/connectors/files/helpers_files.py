@@ -9,7 +9,7 @@ from pyspark.sql.types import StructType
 
 from connector_base.spark import to_arrow_schema
 from connector_base.spark.partition_reader import read_splits_as_arrow
-from connectors.files import FileSource, FileSourceOptions, FileSourceSplit
+from connectors.files import FilePlanner, FileSource, FileSourceOptions, FileSourceSplit
 from connectors.files.formats import ReadSchema
 from connectors.files.listing import list_files
 from connectors.files.source import whole_file_split
@@ -30,3 +30,14 @@ def read(source: FileSource, splits: Sequence[FileSourceSplit]) -> pa.Table:
 def whole_files(source: FileSource) -> list[FileSourceSplit]:
     opts = source.options
     return [whole_file_split(s, opts.format) for s in list_files(opts.path, opts.recursive)]
+
+
+def read_ranges(options: Mapping[str, str], schema: StructType, split_size: int | None = None) -> list[dict]:
+    """Every file under ``options``' path, cut into ``splitSizeBytes`` ranges as the planner cuts
+    them, read as rows."""
+    if split_size:
+        options = {**options, "splitSizeBytes": str(split_size)}
+    source = make_source(options, schema)
+    planner = FilePlanner(source.options)
+    ranges = [r for s in whole_files(source) for r in planner.range_splits(s, s.offset, s.end)]
+    return read(source, ranges).to_pylist()

@@ -24,7 +24,7 @@ from pyspark.sql.types import (
 
 from connector_base import ReaderFailedError
 from connectors.files import FilePlanner
-from unit_tests.connectors.files.helpers_files import make_source, read, whole_files
+from unit_tests.connectors.files.helpers_files import make_source, read, read_ranges, whole_files
 
 ID_NAME = StructType([StructField("id", LongType()), StructField("name", StringType())])
 CORRUPT = StructField("_corrupt_record", StringType())
@@ -33,19 +33,10 @@ META = [StructField("_file", StringType()), StructField("_offset", LongType())]
 BAD_JSONL = b'{"id": 1, "name": "a"}\n{"id": 2, "name": \n\n{"id": "three"}\n{"id": 4, "name": "d"}\n'
 
 
-def _read_all(options, schema, split_size=None):
-    if split_size:
-        options = {**options, "splitSizeBytes": str(split_size)}
-    source = make_source(options, schema)
-    planner = FilePlanner(source.options)
-    ranges = [r for s in whole_files(source) for r in planner.range_splits(s, s.offset, s.end)]
-    return read(source, ranges).to_pylist()
-
-
 def test_jsonl_failfast_names_file_and_offset(tmp_path) -> None:
     (tmp_path / "bad.jsonl").write_bytes(BAD_JSONL)
     with pytest.raises(ReaderFailedError) as info:
-        _read_all({"path": str(tmp_path), "format": "jsonl"}, ID_NAME)
+        read_ranges({"path": str(tmp_path), "format": "jsonl"}, ID_NAME)
     message = str(info.value)
     assert "bad.jsonl" in message and "byte offset 23" in message and "DROPMALFORMED" in message
 
@@ -53,10 +44,10 @@ def test_jsonl_failfast_names_file_and_offset(tmp_path) -> None:
 def test_jsonl_dropmalformed_and_permissive(tmp_path) -> None:
     (tmp_path / "bad.jsonl").write_bytes(BAD_JSONL)
     opts = {"path": str(tmp_path), "format": "jsonl"}
-    dropped = _read_all({**opts, "mode": "DROPMALFORMED"}, ID_NAME)
+    dropped = read_ranges({**opts, "mode": "DROPMALFORMED"}, ID_NAME)
     assert dropped == [{"id": 1, "name": "a"}, {"id": 4, "name": "d"}]
     schema = StructType(ID_NAME.fields + [CORRUPT])
-    kept = _read_all({**opts, "mode": "PERMISSIVE"}, schema)
+    kept = read_ranges({**opts, "mode": "PERMISSIVE"}, schema)
     assert kept == [
         {"id": 1, "name": "a", "_corrupt_record": None},
         {"id": None, "name": None, "_corrupt_record": '{"id": 2, "name": '},
@@ -64,7 +55,7 @@ def test_jsonl_dropmalformed_and_permissive(tmp_path) -> None:
         {"id": 4, "name": "d", "_corrupt_record": None},
     ]
     # without the corrupt-record column a malformed line is a row of nulls, as in Spark
-    assert _read_all({**opts, "mode": "PERMISSIVE"}, ID_NAME)[1] == {"id": None, "name": None}
+    assert read_ranges({**opts, "mode": "PERMISSIVE"}, ID_NAME)[1] == {"id": None, "name": None}
 
 
 def test_jsonl_types_missing_and_extra_fields(tmp_path) -> None:
@@ -91,7 +82,7 @@ def test_jsonl_types_missing_and_extra_fields(tmp_path) -> None:
             StructField("tags", ArrayType(StringType())),
         ]
     )
-    rows = _read_all({"path": str(tmp_path), "format": "jsonl"}, schema)
+    rows = read_ranges({"path": str(tmp_path), "format": "jsonl"}, schema)
     assert rows[0]["day"] == dt.date(2024, 2, 29) and rows[0]["tags"] == ["x"]
     assert rows[0]["ts"] == dt.datetime(2024, 1, 1, 10, tzinfo=dt.UTC)
     assert rows[1] == {"i": 2, "d": None, "b": None, "day": None, "ts": None, "tags": None}
@@ -101,7 +92,7 @@ def test_csv_header_sep_quote_and_nulls(tmp_path) -> None:
     (tmp_path / "a.csv").write_text('id;name\n1;"x;y"\n2;\n3;"say ""hi"""\n')
     opts = {"path": str(tmp_path), "format": "csv", "header": "true", "sep": ";"}
     for split_size in (None, 5):  # the header is only in the range that holds byte 0
-        rows = _read_all(opts, ID_NAME, split_size)
+        rows = read_ranges(opts, ID_NAME, split_size)
         assert rows == [{"id": 1, "name": "x;y"}, {"id": 2, "name": None}, {"id": 3, "name": 'say "hi"'}]
 
 
@@ -109,15 +100,15 @@ def test_csv_malformed_lines(tmp_path) -> None:
     (tmp_path / "a.csv").write_text("1,a\n2,b,extra\nthree,c\n4,d\n")
     opts = {"path": str(tmp_path), "format": "csv"}
     with pytest.raises(ReaderFailedError, match="byte offset 4"):
-        _read_all(opts, ID_NAME)
-    assert [r["id"] for r in _read_all({**opts, "mode": "DROPMALFORMED"}, ID_NAME)] == [1, 4]
-    rows = _read_all({**opts, "mode": "PERMISSIVE"}, StructType(ID_NAME.fields + [CORRUPT]))
+        read_ranges(opts, ID_NAME)
+    assert [r["id"] for r in read_ranges({**opts, "mode": "DROPMALFORMED"}, ID_NAME)] == [1, 4]
+    rows = read_ranges({**opts, "mode": "PERMISSIVE"}, StructType(ID_NAME.fields + [CORRUPT]))
     assert [r["_corrupt_record"] for r in rows] == [None, "2,b,extra", "three,c", None]
 
 
 def test_text_crlf_empty_lines_and_invalid_utf8(tmp_path) -> None:
     (tmp_path / "a.txt").write_bytes(b"one\r\n\r\ntw\xffo\nlast")
-    rows = _read_all(
+    rows = read_ranges(
         {"path": str(tmp_path), "format": "text"}, StructType([StructField("value", StringType())])
     )
     assert [r["value"] for r in rows] == ["one", "", "tw\ufffdo", "last"]
@@ -133,7 +124,7 @@ def test_gzip_files_are_read_whole(tmp_path, fmt) -> None:
     assert FilePlanner(source.options).range_splits(split, 0, split.end) == [
         split.with_range(0, split.file_size)
     ]
-    assert len(_read_all({"path": str(tmp_path), "format": fmt}, schema, 100)) == 1000
+    assert len(read_ranges({"path": str(tmp_path), "format": fmt}, schema, 100)) == 1000
 
 
 def _write_parquet(path, n=1000, row_group_size=100):
@@ -172,7 +163,7 @@ def test_metadata_columns_of_row_formats(tmp_path, fmt) -> None:
     }[fmt]
     (tmp_path / "f").write_text(body)
     schema = StructType([StructField("value" if fmt == "text" else "v", StringType()), *META])
-    rows = _read_all({"path": str(tmp_path), "format": fmt, "includeMetadata": "true"}, schema)
+    rows = read_ranges({"path": str(tmp_path), "format": fmt, "includeMetadata": "true"}, schema)
     starts = [i for i in range(len(body)) if (i == 0 or body[i - 1] == "\n") and body[i] != "\n"]
     assert [r["_offset"] for r in rows] == starts
     assert {r["_file"] for r in rows} == {str(tmp_path / "f")}

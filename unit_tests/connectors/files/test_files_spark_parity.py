@@ -22,28 +22,19 @@ from pyspark.sql.types import (
 )
 
 from connector_base import InvalidOptionError, MalformedRecordError, ReaderFailedError
-from connectors.files import FilePlanner, FileSourceOptions
+from connectors.files import FileSourceOptions
 from connectors.files.formats.base import count_lines, line_bounds
 from connectors.files.json_inference import infer_jsonl
 from connectors.files.listing import check_glob_matches, list_files
 from connectors.files.options import FileFormat
 from connectors.files.schema_inference import infer_schema
 from connectors.files.source import whole_file_split
-from unit_tests.connectors.files.helpers_files import make_source, read, whole_files
+from unit_tests.connectors.files.helpers_files import make_source, read, read_ranges, whole_files
 
 TEXT = StructType([StructField("value", StringType())])
 ID_NAME = StructType([StructField("id", LongType()), StructField("name", StringType())])
 CSV_ID_NAME = StructType([StructField("id", IntegerType()), StructField("name", StringType())])
 CORRUPT = StructField("_corrupt_record", StringType())
-
-
-def _read_all(options, schema, split_size=None):
-    if split_size:
-        options = {**options, "splitSizeBytes": str(split_size)}
-    source = make_source(options, schema)
-    planner = FilePlanner(source.options)
-    ranges = [r for s in whole_files(source) for r in planner.range_splits(s, s.offset, s.end)]
-    return read(source, ranges).to_pylist()
 
 
 @pytest.mark.parametrize(
@@ -65,20 +56,20 @@ def test_a_lone_carriage_return_ends_a_line(data, lines) -> None:
 @pytest.mark.parametrize("split_size", [None, 3])
 def test_text_lines_end_at_lone_cr_and_the_bom_is_skipped(tmp_path, split_size) -> None:
     (tmp_path / "a.txt").write_bytes(b"\xef\xbb\xbfone\rtwo\r\nthree\n\xef\xbb\xbfkept")
-    rows = _read_all({"path": str(tmp_path), "format": "text"}, TEXT, split_size)
+    rows = read_ranges({"path": str(tmp_path), "format": "text"}, TEXT, split_size)
     assert [r["value"] for r in rows] == ["one", "two", "three", "\ufeffkept"]  # only the file's first BOM
 
 
 def test_jsonl_and_csv_skip_the_bom_and_split_at_lone_cr(tmp_path) -> None:
     (tmp_path / "a.jsonl").write_bytes(b'\xef\xbb\xbf{"id": 1, "name": "a"}\r{"id": 2, "name": "b"}')
-    assert _read_all({"path": str(tmp_path / "a.jsonl"), "format": "jsonl"}, ID_NAME) == [
+    assert read_ranges({"path": str(tmp_path / "a.jsonl"), "format": "jsonl"}, ID_NAME) == [
         {"id": 1, "name": "a"},
         {"id": 2, "name": "b"},
     ]
     (tmp_path / "b.csv").write_bytes(b"\xef\xbb\xbf\r \nid,name\r1,a\r2,b\r")  # blank lines before the header
     options = {"path": str(tmp_path / "b.csv"), "format": "csv", "header": "true"}
     assert infer_schema(FileSourceOptions.parse(options)).fieldNames() == ["id", "name"]
-    assert _read_all(options, CSV_ID_NAME) == [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]
+    assert read_ranges(options, CSV_ID_NAME) == [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]
 
 
 @pytest.mark.parametrize(("suffix", "pack"), [(".bz2", bz2.compress), (".deflate", zlib.compress)])
@@ -94,13 +85,13 @@ def test_a_truncated_bzip2_file_fails_naming_it(tmp_path) -> None:
     packed = bz2.compress(b"one\ntwo\n" * 100)
     (tmp_path / "a.txt.bz2").write_bytes(packed[:-10])
     with pytest.raises(ReaderFailedError, match=r"bzip2 file .*a\.txt\.bz2 cannot be decompressed"):
-        _read_all({"path": str(tmp_path), "format": "text"}, TEXT)
+        read_ranges({"path": str(tmp_path), "format": "text"}, TEXT)
 
 
 def test_permissive_keeps_the_fields_that_fit_as_spark(tmp_path) -> None:
     (tmp_path / "a.csv").write_bytes(b"1,a\n7,b,extra\n8\nx,kept\n")
     schema = StructType([*CSV_ID_NAME.fields, CORRUPT])
-    rows = _read_all({"path": str(tmp_path), "format": "csv", "mode": "PERMISSIVE"}, schema)
+    rows = read_ranges({"path": str(tmp_path), "format": "csv", "mode": "PERMISSIVE"}, schema)
     assert [tuple(r.values()) for r in rows] == [
         (1, "a", None),
         (7, "b", "7,b,extra"),
@@ -109,23 +100,24 @@ def test_permissive_keeps_the_fields_that_fit_as_spark(tmp_path) -> None:
     ]
     lines = b'{"id": 1.5, "name": "k"}\n{"id": "x", "name": "l"}\n{"id": 1, "name":\n'
     (tmp_path / "b.jsonl").write_bytes(lines)
-    rows = _read_all({"path": str(tmp_path / "b.jsonl"), "format": "jsonl", "mode": "PERMISSIVE"}, ID_NAME)
+    rows = read_ranges({"path": str(tmp_path / "b.jsonl"), "format": "jsonl", "mode": "PERMISSIVE"}, ID_NAME)
     assert rows == [{"id": None, "name": "k"}, {"id": None, "name": "l"}, {"id": None, "name": None}]
 
 
 def test_a_csv_line_with_an_open_quote_is_read_on_its_own(tmp_path) -> None:
     """Spark's multiLine=false: a quoted value never continues on the next line."""
     (tmp_path / "a.csv").write_bytes(b'1,"x\nsecond line"\n2,b\n')
-    rows = _read_all({"path": str(tmp_path), "format": "csv", "mode": "DROPMALFORMED"}, CSV_ID_NAME)
+    rows = read_ranges({"path": str(tmp_path), "format": "csv", "mode": "DROPMALFORMED"}, CSV_ID_NAME)
     assert rows == [{"id": 1, "name": "x"}, {"id": 2, "name": "b"}]
 
 
 def test_invalid_utf8_is_replaced_in_csv_and_malformed_in_jsonl(tmp_path) -> None:
     (tmp_path / "a.csv").write_bytes(b"1,b\xff\n")
-    assert _read_all({"path": str(tmp_path), "format": "csv"}, CSV_ID_NAME) == [{"id": 1, "name": "b\ufffd"}]
+    rows = read_ranges({"path": str(tmp_path), "format": "csv"}, CSV_ID_NAME)
+    assert rows == [{"id": 1, "name": "b\ufffd"}]
     (tmp_path / "b.jsonl").write_bytes(b'{"id": 1, "n\xffme": "a"}\n{"id": 2, "name": "b"}\n')
     options = {"path": str(tmp_path / "b.jsonl"), "format": "jsonl", "mode": "DROPMALFORMED"}
-    assert _read_all(options, ID_NAME) == [{"id": 2, "name": "b"}]
+    assert read_ranges(options, ID_NAME) == [{"id": 2, "name": "b"}]
 
 
 def _infer(lines: bytes, mode: str = "PERMISSIVE") -> StructType:

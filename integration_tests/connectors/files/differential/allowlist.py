@@ -88,6 +88,18 @@ def _spark_only_option(case: Case, spark: Outcome, ours: Outcome, d: Difference)
     )
 
 
+def _glob_matching_nothing(streaming: bool) -> Case:
+    return Case(
+        "text",
+        (FileSpec("part-0.txt", b"a\n"),),
+        "value STRING",
+        (),
+        glob="*.nomatch",
+        streaming=streaming,
+        features=frozenset({"glob-no-match"}),
+    )
+
+
 ALLOWED: tuple[Allowed, ...] = (
     Allowed(
         id="F1-default-mode",
@@ -133,14 +145,7 @@ ALLOWED: tuple[Allowed, ...] = (
             "is read, names `path` and says what is valid. Without a user schema it comes at `load()`, "
             "as Spark's"
         ),
-        example=Case(
-            "text",
-            (FileSpec("part-0.txt", b"a\n"),),
-            "value STRING",
-            (),
-            glob="*.nomatch",
-            features=frozenset({"glob-no-match"}),
-        ),
+        example=_glob_matching_nothing(streaming=False),
         explains=_no_python_at_load,
     ),
     Allowed(
@@ -152,15 +157,7 @@ ALLOWED: tuple[Allowed, ...] = (
             "read anything: it fails naming `path` (most often a typo). With `continuous=true` it waits "
             "for files, as Spark's"
         ),
-        example=Case(
-            "text",
-            (FileSpec("part-0.txt", b"a\n"),),
-            "value STRING",
-            (),
-            glob="*.nomatch",
-            streaming=True,
-            features=frozenset({"glob-no-match"}),
-        ),
+        example=_glob_matching_nothing(streaming=True),
         explains=_stream_glob_no_match,
     ),
     Allowed(

@@ -95,19 +95,28 @@ def _columns(df: Any) -> tuple[tuple[str, str], ...]:
     return tuple((f.name, f.dataType.simpleString()) for f in df.schema.fields)
 
 
-def read_batch(spark: Any, case: Case, root: Path, ours: bool) -> Outcome:
-    """``spark.read`` of the case through Spark's source (``ours=False``) or files-unified."""
+def _load(spark: Any, case: Case, root: Path, ours: bool, streaming: bool) -> tuple[Any, Outcome | None]:
+    """The DataFrame of the case (and its columns), or the outcome of a failed ``load()``."""
+    base = spark.readStream if streaming else spark.read
     if ours:
-        reader = spark.read.format("files-unified").options(**case.ours_options())
+        reader = base.format("files-unified").options(**case.ours_options())
     else:
-        reader = spark.read.format(case.fmt).options(**case.spark_options())
+        reader = base.format(case.fmt).options(**case.spark_options())
     if case.schema:
         reader = reader.schema(case.schema)
     try:
         df = reader.load(case.path(root))
-        columns = _columns(df)
+        return (df, _columns(df)), None
     except Exception as e:
-        return _error(e, "load")
+        return None, _error(e, "load")
+
+
+def read_batch(spark: Any, case: Case, root: Path, ours: bool) -> Outcome:
+    """``spark.read`` of the case through Spark's source (``ours=False``) or files-unified."""
+    loaded, failed = _load(spark, case, root, ours, streaming=False)
+    if failed is not None:
+        return failed
+    df, columns = loaded
     try:
         rows = df.collect()
     except Exception as e:
@@ -118,17 +127,10 @@ def read_batch(spark: Any, case: Case, root: Path, ours: bool) -> Outcome:
 def read_stream(spark: Any, case: Case, root: Path, checkpoint: Path, ours: bool) -> Outcome:
     """``spark.readStream`` of the case with ``Trigger.AvailableNow``; rows kept per micro-batch."""
     shutil.rmtree(checkpoint, ignore_errors=True)
-    if ours:
-        reader = spark.readStream.format("files-unified").options(**case.ours_options())
-    else:
-        reader = spark.readStream.format(case.fmt).options(**case.spark_options())
-    if case.schema:
-        reader = reader.schema(case.schema)
-    try:
-        df = reader.load(case.path(root))
-        columns = _columns(df)
-    except Exception as e:
-        return _error(e, "load")
+    loaded, failed = _load(spark, case, root, ours, streaming=True)
+    if failed is not None:
+        return failed
+    df, columns = loaded
     try:
         kept = collect_batches(df, checkpoint, lambda bid, r: (bid, _row(r)), timeout_s=STREAM_TIMEOUT_S)
     except Exception as e:
