@@ -175,6 +175,11 @@ class LineFormat(ABC):
         """How many leading bytes are not data (a header line); 0 by default."""
         return 0
 
+    def recover_line(self, line: bytes) -> pa.Table | None:
+        """The row of a line the bulk parser rejected but Spark's parser reads (one row of
+        ``schema.data``), or ``None`` when the line is malformed; by default every rejected line is."""
+        return None
+
     def partial_row(self, line: bytes) -> dict[str, Any] | None:
         """``PERMISSIVE``: the values of a malformed line that still fit their columns (the others
         null), as Spark keeps them; ``None`` when nothing of the line can be read."""
@@ -251,6 +256,12 @@ class LineFormat(ABC):
                 solve(mid, hi)
                 return
             offset, line = lines[lo]
+            recovered = self.recover_line(line)
+            if recovered is not None:
+                pieces.append(recovered)
+                offsets.append(offset)
+                corrupt.append(None)
+                return
             self._bad_line(path, base_offset + offset, line, error)
             if self.mode is ParseMode.PERMISSIVE:
                 partial = self.partial_row(line)

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.json as pj
 from typing_extensions import override
 
-from connectors.files.formats.base import LineFormat, check_utf8
+from connectors.files.formats.base import LineFormat, check_utf8, fits
 
 BLOCK_BYTES = 4 * 1024 * 1024
 """Parse block size: blocks are parsed in parallel; a longer line is retried with one block."""
@@ -55,6 +55,24 @@ class JsonLinesFormat(LineFormat):
         if self._needs_cast:
             table = table.cast(pa.schema([pa.field(f.name, f.type, True) for f in self.schema.data]))
         return table
+
+    @override
+    def recover_line(self, line: bytes) -> pa.Table | None:
+        """A value that is not a string in a string column is its JSON text, as Spark's parser
+        reads it (``{"id": 11}`` into ``id string`` is ``"11"``); pyarrow rejects such a line."""
+        record = self.partial_row(line)
+        if record is None:
+            return None
+        columns = []
+        for f in self.schema.data:
+            value = record.get(f.name)
+            if value is not None and not isinstance(value, str) and pa.types.is_string(f.type):
+                value = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+            converted = fits(value, f.type, strict=True)
+            if value is not None and converted is None:
+                return None
+            columns.append(pa.array([converted], f.type))
+        return pa.Table.from_arrays(columns, schema=self.schema.data)
 
     @override
     def partial_row(self, line: bytes) -> dict[str, Any] | None:

@@ -172,3 +172,10 @@ def test_a_glob_matching_nothing_fails_and_an_empty_parquet_file_has_no_rows(tmp
     assert split.length == 0
     with pytest.raises(pa.ArrowInvalid):  # continuous: the enumerator tries it again at the next discovery
         whole_file_split(status, FileFormat.PARQUET, continuous=True)
+
+
+def test_a_json_value_in_a_string_column_is_its_json_text(tmp_path) -> None:
+    (tmp_path / "a.jsonl").write_bytes(b'{"id": 11, "name": true}\n{"id": "x", "name": {"a": [1, 2]}}\n')
+    schema = StructType([StructField("id", StringType()), StructField("name", StringType())])
+    rows = read_ranges({"path": str(tmp_path), "format": "jsonl", "mode": "DROPMALFORMED"}, schema)
+    assert rows == [{"id": "11", "name": "true"}, {"id": "x", "name": '{"a":[1,2]}'}]

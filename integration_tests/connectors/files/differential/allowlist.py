@@ -9,6 +9,7 @@ these outcomes are that row; anything else fails the test.
 
 from __future__ import annotations
 
+import bz2
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -85,6 +86,15 @@ def _spark_only_option(case: Case, spark: Outcome, ours: Outcome, d: Difference)
         and ours.stage in ("load", "read")
         and all(f"'{k}'" in (ours.error or "") for k in keys)
         and d.kind in ("ours-fails", "later-error", "file-not-named")
+    )
+
+
+def _short_bzip2(case: Case, spark: Outcome, ours: Outcome, d: Difference) -> bool:
+    return (
+        d.kind == "ours-fails"
+        and bool({"not-bz2", "truncated-bz2"} & case.features)
+        and ours.error_class == "DataLossError"
+        and "bzip2 file" in (ours.error or "")
     )
 
 
@@ -179,6 +189,23 @@ ALLOWED: tuple[Allowed, ...] = (
             features=frozenset({"spark-only-option"}),
         ),
         explains=_spark_only_option,
+    ),
+    Allowed(
+        id="F6-bzip2-cut-short",
+        input="a `.bz2` file that ends before its end-of-stream marker, or is not bzip2 at all",
+        reason=(
+            "Hadoop's bzip2 codec hands Spark the blocks it could decode and no error, so Spark reads "
+            "part of the file (or nothing) without a word; files-unified fails naming the file "
+            "(`DataLossError`), as both do for a gzip file cut short"
+        ),
+        example=Case(
+            "text",
+            (FileSpec("part-0.txt.bz2", bz2.compress(b"a\nb\n")[:-6], faulty=True),),
+            "value STRING",
+            (),
+            features=frozenset({"bz2", "truncated-bz2"}),
+        ),
+        explains=_short_bzip2,
     ),
 )
 """Every difference kept on purpose, in the order of the table in docs/files.md."""
