@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import BinaryIO
 
 from connector_base import DataLossError
 
@@ -30,6 +32,40 @@ def codec_of(path: str) -> str | None:
     """The codec of ``path`` by its suffix, or ``None`` for an uncompressed file."""
     lower = path.lower()
     return next((name for suffix, (name, _f) in CODECS.items() if lower.endswith(suffix)), None)
+
+
+def _open(path: str, codec: str | None) -> BinaryIO:
+    if codec == "gzip":
+        return gzip.open(path, "rb")
+    if codec == "bzip2":
+        return bz2.open(path, "rb")
+    if codec == "deflate":  # no streaming reader in the standard library; such files are rare
+        with open(path, "rb") as f:
+            return io.BytesIO(decompress(path, f.read()))
+    return open(path, "rb")
+
+
+def line_chunks(path: str, chunk_bytes: int) -> Iterator[tuple[int, bytes]]:
+    """The (decompressed) content of ``path`` as ``(offset, bytes)`` chunks of about ``chunk_bytes``
+    that end after a ``\\n`` (or at the end), so that no line is cut; memory stays one chunk."""
+    codec = codec_of(path)
+    offset, carry = 0, b""
+    with _open(path, codec) as f:
+        while True:
+            try:
+                block = f.read(chunk_bytes)
+            except (OSError, EOFError, ValueError) as e:
+                raise DataLossError(f"{codec} file {path} cannot be decompressed: {e}") from e
+            if not block:
+                break
+            data = carry + block
+            cut = data.rfind(b"\n") + 1
+            if cut:
+                yield offset, data[:cut]
+                offset += cut
+            carry = data[cut:]
+    if carry:
+        yield offset, carry
 
 
 def decompress(path: str, raw: bytes) -> bytes:

@@ -159,13 +159,16 @@ def _bulk_types(lines: list[bytes]) -> list[Sig] | None:
     return out
 
 
-def infer_jsonl(files: Iterable[tuple[str, bytes]], options: FileSourceOptions) -> StructType:
-    """The schema of the ``(path, content)`` files, by Spark's rules (see the module docstring)."""
+def infer_jsonl(
+    files: Iterable[tuple[str, Iterable[tuple[int, bytes]]]], options: FileSourceOptions
+) -> StructType:
+    """The schema of the files, each given as its path and its ``(offset, bytes)`` chunks of whole
+    lines, by Spark's rules (see the module docstring)."""
     root: Sig = ("struct", ())
     seen: set[Sig] = set()
     corrupt = False
-    for path, data in files:
-        start = 3 if data.startswith(UTF8_BOM) else 0
+    for path, offset, data in ((p, o, d) for p, chunks in files for o, d in chunks):
+        start = 3 if offset == 0 and data.startswith(UTF8_BOM) else 0
         view = memoryview(data)[start:]
         starts, ends = line_bounds(view)
         lines = [(s, bytes(view[s:e])) for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
@@ -179,8 +182,9 @@ def infer_jsonl(files: Iterable[tuple[str, bytes]], options: FileSourceOptions) 
                 except (ValueError, RecursionError) as error:
                     if options.mode is ParseMode.FAILFAST:
                         preview = line[:200].decode("utf-8", "replace")
+                        at = offset + start + s
                         raise MalformedRecordError(
-                            f"malformed jsonl record in file {path} at byte offset {start + s} while "
+                            f"malformed jsonl record in file {path} at byte offset {at} while "
                             f"inferring the schema: {error} (line starts with {preview!r}); give a schema, "
                             f"or set option mode to DROPMALFORMED or PERMISSIVE"
                         ) from None

@@ -8,7 +8,7 @@ import pyarrow as pa
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from connector_base import ConnectorError, InvalidOptionError
-from connectors.files.compression import codec_of, decompress
+from connectors.files.compression import line_chunks
 from connectors.files.formats.base import UTF8_BOM, line_bounds
 from connectors.files.formats.parquet import file_schema
 from connectors.files.json_inference import infer_jsonl
@@ -24,15 +24,13 @@ METADATA_FIELDS = [StructField(FILE_COLUMN, StringType(), True), StructField(OFF
 
 
 def _sample(path: str) -> bytes:
-    if codec_of(path):
-        with open(path, "rb") as f:
-            data = decompress(path, f.read())[:SAMPLE_BYTES]
-    else:
-        with open(path, "rb") as f:
-            data = f.read(SAMPLE_BYTES)
-    if len(data) == SAMPLE_BYTES and b"\n" in data:
-        data = data[: data.rfind(b"\n") + 1]
-    return data
+    """The first whole lines of the (decompressed) file, about ``SAMPLE_BYTES``."""
+    sample = b""
+    for _offset, chunk in line_chunks(path, SAMPLE_BYTES):
+        sample += chunk
+        if len(sample) >= SAMPLE_BYTES:
+            break
+    return sample
 
 
 def _from_arrow(schema: pa.Schema, path: str) -> StructType:
@@ -46,13 +44,12 @@ def _from_arrow(schema: pa.Schema, path: str) -> StructType:
         ) from e
 
 
-def _content(path: str) -> bytes:
-    with open(path, "rb") as f:
-        return decompress(path, f.read())
+INFERENCE_CHUNK_BYTES = 16 * 1024 * 1024
+"""``jsonl`` inference reads each file in chunks of about this size (memory stays one chunk)."""
 
 
 def _jsonl_schema(paths: list[str], options: FileSourceOptions) -> StructType:
-    return infer_jsonl(((p, _content(p)) for p in paths), options)
+    return infer_jsonl(((p, line_chunks(p, INFERENCE_CHUNK_BYTES)) for p in paths), options)
 
 
 def _csv_schema(path: str, options: FileSourceOptions) -> StructType:

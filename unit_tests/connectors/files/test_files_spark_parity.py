@@ -5,6 +5,7 @@ with an open quote, invalid UTF-8, jsonl inference by Spark's rules, globs and e
 from __future__ import annotations
 
 import bz2
+import gzip
 import zlib
 
 import pyarrow as pa
@@ -22,7 +23,7 @@ from pyspark.sql.types import (
 )
 
 from connector_base import InvalidOptionError, MalformedRecordError, ReaderFailedError
-from connectors.files import FileSourceOptions
+from connectors.files import FileSourceOptions, schema_inference
 from connectors.files.formats.base import count_lines, line_bounds
 from connectors.files.json_inference import infer_jsonl
 from connectors.files.listing import check_glob_matches, list_files
@@ -122,7 +123,7 @@ def test_invalid_utf8_is_replaced_in_csv_and_malformed_in_jsonl(tmp_path) -> Non
 
 def _infer(lines: bytes, mode: str = "PERMISSIVE") -> StructType:
     options = FileSourceOptions.parse({"path": "/x", "format": "jsonl", "mode": mode})
-    return infer_jsonl([("/x/a.jsonl", lines)], options)
+    return infer_jsonl([("/x/a.jsonl", [(0, lines)])], options)
 
 
 def test_jsonl_inference_follows_spark_rules() -> None:
@@ -155,11 +156,15 @@ def test_jsonl_inference_treats_malformed_lines_by_mode() -> None:
         _infer(data, "FAILFAST")
 
 
-def test_jsonl_inference_reads_every_file(tmp_path) -> None:
-    (tmp_path / "a.jsonl").write_bytes(b'{"id": 1}\n')
-    (tmp_path / "b.jsonl").write_bytes(b'{"id": 2, "late": "x"}\n')
-    schema = infer_schema(FileSourceOptions.parse({"path": str(tmp_path), "format": "jsonl"}))
-    assert schema.fieldNames() == ["id", "late"]
+def test_jsonl_inference_reads_every_file_in_chunks(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(schema_inference, "INFERENCE_CHUNK_BYTES", 7)
+    (tmp_path / "a.jsonl").write_bytes(b'{"id": 1}\n{"id": 2}\r\n{"id": 3}')
+    (tmp_path / "b.jsonl.gz").write_bytes(gzip.compress(b'{"id": 2}\n{"id": 3, "late": "x"}\n'))
+    (tmp_path / "c.jsonl").write_bytes(b'{"id": 1}\n{"id": 2}\nbad\n')
+    options = {"path": str(tmp_path), "format": "jsonl", "mode": "DROPMALFORMED"}
+    assert infer_schema(FileSourceOptions.parse(options)).fieldNames() == ["id", "late"]
+    with pytest.raises(MalformedRecordError, match=r"c\.jsonl at byte offset 20"):
+        infer_schema(FileSourceOptions.parse({**options, "mode": "FAILFAST"}))
 
 
 def test_a_glob_matching_nothing_fails_and_an_empty_parquet_file_has_no_rows(tmp_path) -> None:
