@@ -84,7 +84,7 @@ def _spark_only_option(case: Case, spark: Outcome, ours: Outcome, d: Difference)
         bool(keys)
         and ours.error_class == "InvalidOptionError"
         and ours.stage in ("load", "read")
-        and all(f"'{k}'" in (ours.error or "") for k in keys)
+        and all(f"'{k.lower()}'" in (ours.error or "").lower() for k in keys)  # lowercased by Spark
         and d.kind in ("ours-fails", "later-error", "file-not-named")
     )
 
