@@ -80,7 +80,11 @@ class CsvFormat(LineFormat):
         """A line with an unbalanced quote, split as Spark's parser splits it (the open quoted value
         runs to the end of the line); another number of fields than the schema is malformed."""
         starts, ends = line_bounds(data)
-        tokens = self._tokens(bytes(data[int(starts[0]) : int(ends[0])])) if len(starts) else None
+        line = bytes(data[int(starts[0]) : int(ends[0])]) if len(starts) else b""
+        tokens = self._tokens(line) if len(starts) else None
+        quote, sep = self.options.csv.quote, self.options.csv.sep
+        if tokens and quote and (line == quote.encode() or line.endswith((sep + quote).encode())):
+            tokens[-1] = quote  # a quote opened at the very end of the line is the value, as Spark's
         if tokens is None or len(tokens) != len(self._names):
             raise ValueError(f"a line with an unbalanced quote and not {len(self._names)} fields")
         columns = []

@@ -107,9 +107,9 @@ def test_permissive_keeps_the_fields_that_fit_as_spark(tmp_path) -> None:
 
 def test_a_csv_line_with_an_open_quote_is_read_on_its_own(tmp_path) -> None:
     """Spark's multiLine=false: a quoted value never continues on the next line."""
-    (tmp_path / "a.csv").write_bytes(b'1,"x\nsecond line"\n2,b\n')
+    (tmp_path / "a.csv").write_bytes(b'1,"x\nsecond line"\n2,b\n3,"\n')
     rows = read_ranges({"path": str(tmp_path), "format": "csv", "mode": "DROPMALFORMED"}, CSV_ID_NAME)
-    assert rows == [{"id": 1, "name": "x"}, {"id": 2, "name": "b"}]
+    assert rows == [{"id": 1, "name": "x"}, {"id": 2, "name": "b"}, {"id": 3, "name": '"'}]
 
 
 def test_invalid_utf8_is_replaced_in_csv_and_malformed_in_jsonl(tmp_path) -> None:
