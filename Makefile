@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml testing/pyproject.toml | 
 SYSTEM ?= kafka
 PYTEST_ARGS ?=
 
-.PHONY: demo test venv lint bench clean
+.PHONY: demo test venv native lint bench clean
 
 $(STAMP): pyproject.toml testing/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,17 @@ $(STAMP): pyproject.toml testing/pyproject.toml
 
 venv: $(STAMP)
 
+# the compiled Kafka reader (kafka.reader=native), rebuilt when its sources change
+NATIVE_SRC := $(sort $(wildcard native/kafka_reader/src/*.rs)) native/kafka_reader/Cargo.toml \
+	native/kafka_reader/Cargo.lock native/kafka_reader/pyproject.toml native/install_native.sh
+NATIVE_STAMP := $(VENV)/.native-$(shell cat $(NATIVE_SRC) | cksum | cut -d' ' -f1)
+$(NATIVE_STAMP): $(STAMP) $(NATIVE_SRC)
+	bash native/install_native.sh $(PY)
+	@rm -f $(VENV)/.native-*
+	@touch $@
+
+native: $(NATIVE_STAMP)
+
 # kinesalite (npm) is the second Kinesis implementation for the tests; skipped where npm is absent
 KINESALITE := .kinesalite/node_modules/.bin/kinesalite
 $(KINESALITE):
@@ -28,17 +39,17 @@ $(KINESALITE):
 		npm install --silent --no-audit --no-fund --prefix .kinesalite kinesalite@3.3.3; \
 	else echo "npm not found: Kinesis tests run on moto only"; fi
 
-demo: $(STAMP)
+demo: $(STAMP) $(NATIVE_STAMP)
 	$(PY) -m demos --system $(SYSTEM)
 
-test: $(STAMP) $(KINESALITE)
+test: $(STAMP) $(KINESALITE) $(NATIVE_STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check connector_base connectors testing demos
 	$(VENV)/bin/mypy
 
-bench: $(STAMP)
+bench: $(STAMP) $(NATIVE_STAMP)
 	$(PY) -m benchmarks.run_all
 
 clean:

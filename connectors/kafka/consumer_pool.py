@@ -12,7 +12,7 @@ thread at a time.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from connector_base.client_pool import IdleClientPool
@@ -47,18 +47,24 @@ def _key(config: Mapping[str, Any]) -> str:
     return dumps_canonical({k: str(v) for k, v in config.items()})
 
 
-def acquire(config: Mapping[str, Any]) -> tuple[str, Any, bool]:
+def acquire(
+    config: Mapping[str, Any], factory: Callable[[dict[str, Any]], Any] | None = None
+) -> tuple[str, Any, bool]:
     """A consumer for ``config`` (an idle pooled one if any), its pool key, and whether it was pooled.
+
+    ``factory`` makes a new one (default: ``create``, a confluent-kafka consumer); consumers of
+    different factories are pooled apart.
 
     A pooled consumer's connections may have died while it was idle (a peer gone without a FIN):
     its first request can then hang for the whole timeout, so a caller that sees a pooled consumer
     fail as unreachable should ``create`` a fresh one before counting an outage.
     """
-    key = _key(config)
+    make_new = create if factory is None else factory
+    key = f"{make_new.__module__}.{make_new.__qualname__}:{_key(config)}"
     fresh: list[Any] = []
 
     def make() -> Any:
-        fresh.append(create(config))
+        fresh.append(make_new(dict(config)))
         return fresh[0]
 
     consumer = _POOL.acquire(key, make)

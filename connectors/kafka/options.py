@@ -15,6 +15,7 @@ from connectors.formats.format_options import is_format_option
 from connectors.kafka.client_config import REDACTED, redact, translate_client_options
 from connectors.kafka.java_settings import check_librdkafka, translate_java_settings
 from connectors.kafka.positions import EARLIEST, LATEST, OffsetsInitializer, TimestampStrategy, TopicPartition
+from connectors.kafka.reader_choice import KafkaReader, resolve_reader
 
 __all__ = ["KafkaSourceOptions", "Subscription", "SubscriptionKind", "parse_subscription"]
 
@@ -57,6 +58,7 @@ _SOURCE_OPTIONS = {
     "consumebatchsize",
     # the bridge
     "arrowbatchrows",
+    "kafka.reader",
     "filterpushdown",
     # the sink
     "topic",
@@ -338,6 +340,8 @@ class KafkaSourceOptions:
     fetch_offset_retries: int = 3
     fetch_offset_retry_interval_ms: int = 1000
     max_records_per_partition: int | None = None
+    reader: KafkaReader = KafkaReader.PYTHON
+    """The split reader (``kafka.reader``: never a client setting), resolved at ``load()``."""
 
     def __repr__(self) -> str:
         return (
@@ -357,9 +361,9 @@ class KafkaSourceOptions:
                     value,
                     "a 'kafka.*' client setting or one of " + ", ".join(sorted(_SOURCE_OPTIONS)),
                 )
-        opts = translate_java_settings(
-            {k.lower(): v for k, v in options.items() if v is not None and not is_format_option(k.lower())}
-        )
+        lowered = {k.lower(): v for k, v in options.items() if v is not None and not is_format_option(k.lower())}
+        reader = resolve_reader(lowered.pop("kafka.reader", None))
+        opts = translate_java_settings(lowered)
         bootstrap = opts.get("kafka.bootstrap.servers", "").strip()
         if not bootstrap:
             raise InvalidOptionError("kafka.bootstrap.servers", None, "a comma-separated list of host:port")
@@ -428,6 +432,7 @@ class KafkaSourceOptions:
                 _int(opts, "fetchoffset.retryintervalms", "fetchOffset.retryIntervalMs", 0), 1000
             ),
             max_records_per_partition=_int(opts, "maxrecordsperpartition", "maxRecordsPerPartition", 1),
+            reader=reader,
         )
         check_librdkafka(parsed.consumer_config(), producer=False)
         return parsed

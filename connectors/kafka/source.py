@@ -22,6 +22,7 @@ from connectors.kafka.enumerator import (
     KafkaSourceEnumerator,
 )
 from connectors.kafka.options import KafkaSourceOptions
+from connectors.kafka.reader_choice import KafkaReader
 from connectors.kafka.record_emitter import KafkaRecordEmitter
 from connectors.kafka.split import (
     KafkaPartitionSplit,
@@ -77,6 +78,15 @@ class KafkaSource(Source[object, KafkaPartitionSplit, KafkaEnumeratorState]):
     @override
     def create_reader(self, context: SourceReaderContext) -> KafkaSourceReader:
         opts = self.options
+        if opts.reader is KafkaReader.NATIVE:
+            from connectors.kafka.arrow_record_emitter import KafkaArrowRecordEmitter
+            from connectors.kafka.native_split_reader import KafkaNativePartitionSplitReader
+
+            return KafkaSourceReader(
+                lambda: KafkaNativePartitionSplitReader(opts),
+                KafkaArrowRecordEmitter(opts.include_headers),
+                context,
+            )
         return KafkaSourceReader(
             lambda: KafkaPartitionSplitReader(opts),
             KafkaRecordEmitter(opts.include_headers, self._decoder() if self._decoder else None),

@@ -77,7 +77,9 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         self._partition_of = Message.partition  # unbound C methods: map() calls them without bytecode
         self._topic_of = Message.topic
         self._options = options
-        self._pool_key, self._consumer, self._pooled = consumer_pool.acquire(options.consumer_config())
+        self._pool_key, self._consumer, self._pooled = consumer_pool.acquire(
+            options.consumer_config(), self._create_consumer
+        )
         self._splits: dict[str, _Assigned] = {}
         self._by_tp: dict[tuple[str, int], str] = {}
         self._paused: set[str] = set()
@@ -249,7 +251,7 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
 
         LOG.warning("a pooled Kafka consumer did not answer (%s); retrying with a new consumer", error)
         stale, self._pooled = self._consumer, False
-        self._consumer = consumer_pool.create(self._options.consumer_config())
+        self._consumer = self._create_consumer(self._options.consumer_config())
         self._assign([a for sid, a in self._splits.items() if sid not in self._paused])
         try:
             stale.close()
@@ -267,7 +269,7 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
     # --- fetching -------------------------------------------------------------------------------
     @override
     def fetch(self) -> RecordsBySplits[KafkaRecords]:
-        from confluent_kafka import KafkaError, TopicPartition
+        from confluent_kafka import TopicPartition
 
         out: RecordsBySplits[KafkaRecords] = RecordsBySplits()
         finished: list[_Assigned] = []
@@ -282,9 +284,7 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
                 remaining = sum(max(0, a.stop - a.next_offset) for a in self._splits.values())
                 wanted = max(1, min(wanted, remaining))
             position = sum(a.next_offset for a in self._splits.values())
-            messages = self._consumer.consume(num_messages=wanted, timeout=POLL_TIMEOUT_S)
-            if messages:
-                self._dispatch(messages, out, finished, KafkaError, TopicPartition)
+            self._consume(wanted, out, finished)
             moved = bool(finished) or sum(a.next_offset for a in self._splits.values()) != position
             self._check_progress(moved)
         for a in finished:
@@ -297,6 +297,19 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         self._unassign([a for a in finished])
         self._report_caught_up(out, TopicPartition)
         return out
+
+    def _consume(self, wanted: int, out: RecordsBySplits[Any], finished: list[_Assigned]) -> None:
+        """Take up to ``wanted`` records into ``out``; splits that reached their end go to ``finished``."""
+        from confluent_kafka import KafkaError, TopicPartition
+
+        messages = self._consumer.consume(num_messages=wanted, timeout=POLL_TIMEOUT_S)
+        if messages:
+            self._dispatch(messages, out, finished, KafkaError, TopicPartition)
+
+    @staticmethod
+    def _create_consumer(config: dict[str, Any]) -> Any:
+        """A new client for ``config`` (the pool calls it when it has no idle one)."""
+        return consumer_pool.create(config)
 
     def _report_caught_up(self, out: RecordsBySplits[KafkaRecords], tp_cls: Any) -> None:
         """Which reading splits are at their partition's end, from librdkafka's cached high watermark."""

@@ -1,0 +1,194 @@
+"""``KafkaNativePartitionSplitReader``: the split reader over the compiled fetch (``kafka.reader=native``).
+
+The ``sparkflow-kafka-native`` wheel (``pip install 'sparkflow-connectors[kafka-native]'``; built from
+``native/kafka_reader``) holds a librdkafka consumer that appends each fetched record straight into
+Arrow builders with the GIL released, so no Python object is made per record or per header. Every
+decision stays here, in the shared ``KafkaPartitionSplitReader``: assignment, stop offsets and EOF,
+data-loss checks, renewal of a pooled consumer that does not answer, unrecoverable errors and the
+``kafkaConsumer.pollTimeoutMs`` bound. This subclass only swaps the client (``_NativeConsumer``, an
+adapter with the confluent-kafka methods the reader calls) and the consume step, whose records come
+as one ``pyarrow.RecordBatch`` per run of a partition (``KafkaArrowRecords``), cut at the split's
+stopping offset without a copy. Consumers are pooled per worker as the Python reader's are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from connector_base import ConnectorError, RecordsBySplits
+from connectors.kafka.reader_choice import INSTALL_HINT, NATIVE_MODULE, native_module
+from connectors.kafka.split import NO_STOPPING_OFFSET
+from connectors.kafka.split_reader import POLL_TIMEOUT_S, KafkaPartitionSplitReader, _Assigned
+
+__all__ = ["KafkaArrowRecords", "KafkaNativePartitionSplitReader"]
+
+_OFFSET_COLUMN = 4
+
+
+@dataclass(slots=True)
+class KafkaArrowRecords:
+    """The records of one split from one fetch, as an Arrow batch in Spark's Kafka schema."""
+
+    topic: str
+    partition: int
+    batch: pa.RecordBatch
+    last_offset: int
+
+
+def _kafka_exception(error: Exception) -> Exception:
+    """The confluent-kafka ``KafkaException`` for a ``NativeKafkaError`` (same librdkafka codes)."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    code, message, fatal = error.args
+    return KafkaException(KafkaError(code, message, fatal=fatal))
+
+
+def _config_value(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+class _NativeConsumer:
+    """The confluent-kafka ``Consumer`` methods ``KafkaPartitionSplitReader`` calls, over the compiled one.
+
+    Its errors are confluent-kafka's ``KafkaException`` with the same codes, so the shared reader
+    handles both clients alike.
+    """
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        module = native_module()
+        if module is None:
+            raise ConnectorError(
+                f"kafka.reader=native: the module {NATIVE_MODULE} is missing; {INSTALL_HINT}"
+            )
+        self._error = module.NativeKafkaError
+        try:
+            self.native = module.NativeConsumer([(k, _config_value(v)) for k, v in config.items()])
+        except self._error as e:
+            raise _kafka_exception(e) from None
+
+    def incremental_assign(self, partitions: list[Any]) -> None:
+        self._call("incremental_assign", [(tp.topic, tp.partition, tp.offset) for tp in partitions])
+
+    def incremental_unassign(self, partitions: list[Any]) -> None:
+        self._call("incremental_unassign", [(tp.topic, tp.partition) for tp in partitions])
+
+    def unassign(self) -> None:
+        self._call("unassign")
+
+    def get_watermark_offsets(self, tp: Any, timeout: float = 1.0, cached: bool = False) -> tuple[int, int]:
+        result: tuple[int, int] = self._call(
+            "watermarks", tp.topic, tp.partition, int(timeout * 1000), cached
+        )
+        return result
+
+    def list_topics(self, topic: str, timeout: float) -> Any:
+        partitions = self._call("partitions", topic, int(timeout * 1000))
+        listed = SimpleNamespace(
+            error=None if partitions is not None else "unknown topic or partition",
+            partitions={p: None for p in partitions or ()},
+        )
+        return SimpleNamespace(topics={topic: listed})
+
+    def consume_events(self, wanted: int, timeout_s: float, include_headers: bool) -> list[tuple[Any, ...]]:
+        events: list[tuple[Any, ...]] = self._call("consume", wanted, int(timeout_s * 1000), include_headers)
+        return events
+
+    def close(self) -> None:
+        self.native.close()
+
+    def _call(self, method: str, *args: Any) -> Any:
+        try:
+            return getattr(self.native, method)(*args)
+        except self._error as e:
+            raise _kafka_exception(e) from None
+
+
+class _ErrorEvent:
+    """An error from the compiled consumer with the ``Message`` methods ``_on_error`` reads."""
+
+    __slots__ = ("_error", "_offset", "_partition", "_topic")
+
+    def __init__(
+        self, topic: str | None, partition: int, offset: int, code: int, text: str, fatal: bool
+    ) -> None:
+        from confluent_kafka import KafkaError
+
+        self._topic, self._partition, self._offset = topic, partition, offset
+        self._error = KafkaError(code, text, fatal=fatal)
+
+    def error(self) -> Any:
+        return self._error
+
+    def topic(self) -> str | None:
+        return self._topic
+
+    def partition(self) -> int:
+        return self._partition
+
+    def offset(self) -> int:
+        return self._offset
+
+
+class KafkaNativePartitionSplitReader(KafkaPartitionSplitReader):
+    """``KafkaPartitionSplitReader`` whose fetches are Arrow batches from the compiled consumer.
+
+    Threading: as the base class (the fetcher thread); the compiled consume releases the GIL.
+    """
+
+    @staticmethod
+    def _create_consumer(config: dict[str, Any]) -> Any:
+        return _NativeConsumer(config)
+
+    def _consume(self, wanted: int, out: RecordsBySplits[Any], finished: list[_Assigned]) -> None:
+        from confluent_kafka import KafkaError, TopicPartition
+
+        events = self._consumer.consume_events(wanted, POLL_TIMEOUT_S, self._options.include_headers)
+        errors: list[_ErrorEvent] = []
+        for event in events:
+            match event[0]:
+                case "records":
+                    self._take(event[1], event[2], event[3], event[4], event[5], out, finished)
+                case "eof":
+                    errors.append(
+                        _ErrorEvent(event[1], event[2], event[3], KafkaError._PARTITION_EOF, "", False)
+                    )
+                case _:
+                    errors.append(_ErrorEvent(*event[1:]))
+        for error in errors:  # after the records, as the Python reader
+            self._on_error(error, finished, KafkaError, TopicPartition)
+
+    def _take(
+        self,
+        topic: str,
+        partition: int,
+        first: int,
+        last: int,
+        batch: pa.RecordBatch,
+        out: RecordsBySplits[Any],
+        finished: list[_Assigned],
+    ) -> None:
+        """The part of one partition's run that belongs to its split: from next_offset, below stop."""
+        sid = self._by_tp.get((topic, partition))
+        a = self._splits.get(sid) if sid is not None else None
+        if a is None or a in finished:
+            return
+        begin, end = 0, batch.num_rows
+        stop = a.stop
+        if first < a.next_offset or (stop != NO_STOPPING_OFFSET and last >= stop):
+            offsets = batch.column(_OFFSET_COLUMN).to_numpy()
+            begin = int(np.searchsorted(offsets, a.next_offset, "left"))
+            if stop != NO_STOPPING_OFFSET and last >= stop:
+                end = int(np.searchsorted(offsets, stop, "left"))
+                finished.append(a)
+            last = int(offsets[end - 1]) if end > begin else last
+        if end > begin:
+            part = batch if (begin, end) == (0, batch.num_rows) else batch.slice(begin, end - begin)
+            a.next_offset = last + 1
+            out.add_all(sid, [KafkaArrowRecords(topic, partition, part, last)])
+        if self._done(a) and a not in finished:
+            finished.append(a)

@@ -1,0 +1,149 @@
+"""Both readers (``kafka.reader=native`` and ``python``) give identical Arrow tables for the same ranges.
+
+The rest of the Kafka integration tests run on either reader (``SPARKFLOW_KAFKA_READER``; ``make test``
+runs them on both); these compare the two directly on the shapes where a compiled reader could go
+wrong: headers (order, duplicates, null values, none at all), null keys and values, every compression
+codec, timestamps of both types, ranges that start and stop mid-batch, and transactions under both
+isolation levels.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from connector_base.spark.partition_reader import read_splits_as_arrow
+from connectors.kafka import consumer_pool
+from connectors.kafka.options import KafkaSourceOptions
+from connectors.kafka.reader_choice import NATIVE_MODULE, KafkaReader
+from connectors.kafka.record_emitter import arrow_schema
+from connectors.kafka.source import KafkaSource
+from connectors.kafka.split import KafkaPartitionSplit
+from connectors.testing.kafka_cluster import Gap, KafkaBroker
+from integration_tests.connectors.kafka.helpers import produce_transactions
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+
+
+def _read(
+    broker: KafkaBroker, reader: str, splits: list[KafkaPartitionSplit], headers: bool = True, **options: str
+) -> pa.Table:
+    opts = KafkaSourceOptions.parse(
+        {
+            "kafka.bootstrap.servers": broker.bootstrap,
+            "subscribe": "x",
+            "includeHeaders": str(headers).lower(),
+            "kafka.reader": reader,
+            **options,
+        },
+        True,
+    )
+    assert opts.reader is KafkaReader(reader)
+    batches = list(read_splits_as_arrow(KafkaSource(opts), splits, arrow_schema(headers), batch_rows=700))
+    table = pa.Table.from_batches(batches, arrow_schema(headers))
+    return table.sort_by([("topic", "ascending"), ("partition", "ascending"), ("offset", "ascending")])
+
+
+def _assert_same(python: pa.Table, native: pa.Table) -> None:
+    assert native.schema.equals(python.schema)
+    assert native.num_rows == python.num_rows
+    for name in python.column_names:  # column by column, to name the first that differs
+        assert native.column(name).equals(python.column(name)), name
+
+
+def _headers(i: int) -> list[tuple[str, bytes | None]] | None:
+    if i % 5 == 0:
+        return None  # no headers
+    out: list[tuple[str, bytes | None]] = [("trace", f"t{i}".encode()), ("dup", b"1"), ("dup", b"2")]
+    if i % 3 == 0:
+        out.append(("nullvalue", None))
+    if i % 7 == 0:
+        out.append(("utf8-ключ", "значение".encode()))
+    return out
+
+
+def test_every_codec_headers_null_keys_and_cut_ranges_read_identically(kafka_cluster: KafkaBroker) -> None:
+    topic = kafka_cluster.create_topic(2)
+    n = 600
+    for codec in CODECS:
+        kafka_cluster.produce(
+            topic,
+            [None if i % 50 == 0 else (codec * 20 + str(i)).encode() for i in range(n)],  # type: ignore[misc]
+            keys=[None if i % 4 == 0 else f"k{i}".encode() for i in range(n)],
+            headers=[_headers(i) for i in range(n)],
+            timestamps=[1_700_000_000_000 + i for i in range(n)],
+            **{"compression.type": codec, "linger.ms": 20},
+        )
+    ends = kafka_cluster.end_offsets(topic)
+    splits = [KafkaPartitionSplit(topic, 0, 13, ends[0] - 17), KafkaPartitionSplit(topic, 1, 0, ends[1])]
+    for headers in (True, False):
+        python = _read(kafka_cluster, "python", splits, headers, consumeBatchSize="257")
+        native = _read(kafka_cluster, "native", splits, headers, consumeBatchSize="257")
+        assert python.num_rows == (ends[0] - 17 - 13) + ends[1]
+        _assert_same(python, native)
+    assert native.column("key").null_count > 0 and native.column("value").null_count > 0
+
+
+def test_log_append_time_topic_reads_identically(kafka_cluster: KafkaBroker) -> None:
+    topic = kafka_cluster.create_topic(1, **{"message.timestamp.type": "LogAppendTime"})
+    kafka_cluster.produce(topic, [f"v{i}".encode() for i in range(300)], partition=0)
+    splits = [KafkaPartitionSplit(topic, 0, 0, 300)]
+    python, native = (_read(kafka_cluster, r, splits) for r in ("python", "native"))
+    _assert_same(python, native)
+    assert set(native.column("timestampType").to_pylist()) == {1}
+
+
+@pytest.mark.parametrize("isolation", ["read_committed", "read_uncommitted"])
+def test_transactions_read_identically(kafka_cluster: KafkaBroker, isolation: str) -> None:
+    topic = kafka_cluster.create_topic(1)
+    committed, every = produce_transactions(kafka_cluster, topic)
+    end = kafka_cluster.end_offsets(topic)[0]
+    splits = [KafkaPartitionSplit(topic, 0, 0, end)]
+    tables = [
+        _read(kafka_cluster, r, splits, **{"kafka.isolation.level": isolation}) for r in ("python", "native")
+    ]
+    _assert_same(*tables)
+    values = tables[1].column("value").to_pylist()
+    if isolation == "read_uncommitted":
+        assert values == every
+    elif (
+        kafka_cluster.gap_reason(Gap.ABORTED_VISIBLE, Gap.ABORTED_TXN_AFTER_MARKER) is None
+    ):  # the stand-ins' transaction gaps show on both readers alike
+        assert values == committed
+
+
+def test_native_consumers_are_pooled_apart_and_reused(kafka_cluster: KafkaBroker) -> None:
+    topic = kafka_cluster.create_topic(1)
+    kafka_cluster.produce(topic, [b"x"] * 50, partition=0)
+    splits = [KafkaPartitionSplit(topic, 0, 0, 50)]
+    _read(kafka_cluster, "native", splits)
+    created, _ = consumer_pool.pool_size()
+    for _ in range(3):
+        assert _read(kafka_cluster, "native", splits).num_rows == 50
+    assert consumer_pool.pool_size()[0] == created  # each task found the pooled native consumer
+
+
+def test_auto_reads_through_python_where_the_module_is_missing(
+    kafka_cluster: KafkaBroker, monkeypatch: Any
+) -> None:
+    topic = kafka_cluster.create_topic(1)
+    kafka_cluster.produce(topic, [f"v{i}".encode() for i in range(40)], partition=0)
+    monkeypatch.setitem(sys.modules, NATIVE_MODULE, None)  # import fails, as on a machine without the wheel
+    monkeypatch.delenv("SPARKFLOW_KAFKA_READER", raising=False)
+    opts = KafkaSourceOptions.parse(
+        {"kafka.bootstrap.servers": kafka_cluster.bootstrap, "subscribe": topic}, False
+    )
+    assert opts.reader is KafkaReader.PYTHON
+    rows = [
+        r
+        for b in read_splits_as_arrow(
+            KafkaSource(opts), [KafkaPartitionSplit(topic, 0, 0, 40)], arrow_schema(False)
+        )
+        for r in b.to_pylist()
+    ]
+    assert [r["value"] for r in rows] == [f"v{i}".encode() for i in range(40)]

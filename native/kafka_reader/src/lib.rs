@@ -1,0 +1,628 @@
+//! `sparkflow_kafka_native`: kafka-unified's compiled fetch.
+//!
+//! One `NativeConsumer` wraps one librdkafka consumer (assign-only, never subscribed). Its
+//! `consume` takes a batch from the consumer queue with `rd_kafka_consume_batch_queue` and, with
+//! the GIL released, appends each record straight into Arrow builders: one `RecordBatch` per run
+//! of records of one partition (Spark's Kafka schema: key, value, topic, partition, offset,
+//! timestamp in microseconds UTC, timestampType, and the headers in order, duplicates kept).
+//! Partition-EOF and error events are returned beside the batches, in order, so that the Python
+//! split reader keeps every decision (stop offsets, data-loss checks, fault handling) and both
+//! readers share one set of semantics. Why these crates: README.md.
+//!
+//! Threading: a consumer is used by one thread at a time (the fetcher thread that borrowed it
+//! from the pool); librdkafka handles may be used from any thread, so the class is `Send + Sync`.
+
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::ptr;
+use std::sync::Arc;
+
+use arrow_array::builder::{BinaryBuilder, ListBuilder, StringBuilder, StructBuilder};
+use arrow_array::{
+    ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
+};
+use arrow_pyarrow::ToPyArrow;
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use rdkafka_sys::bindings as rd;
+
+create_exception!(
+    sparkflow_kafka_native,
+    NativeKafkaError,
+    PyException,
+    "A librdkafka error: args are (code, message, fatal), code as in confluent_kafka.KafkaError."
+);
+
+const PARTITION_EOF: i32 = -191;
+const FATAL: i32 = -150;
+
+fn cstr(p: *const c_char) -> String {
+    if p.is_null() {
+        String::new()
+    } else {
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+}
+
+fn err2str(code: i32) -> String {
+    // the enum is the full list of librdkafka's codes, which is all librdkafka hands out
+    cstr(unsafe { rd::rd_kafka_err2str(std::mem::transmute::<i32, rd::rd_kafka_resp_err_t>(code)) })
+}
+
+fn kafka_error(code: i32, message: String, fatal: bool) -> PyErr {
+    NativeKafkaError::new_err((code, message, fatal))
+}
+
+fn cstring(s: &str, what: &str) -> PyResult<CString> {
+    CString::new(s).map_err(|_| PyValueError::new_err(format!("{what} contains a NUL byte")))
+}
+
+/// A `rd_kafka_topic_partition_list_t` destroyed on drop.
+struct PartitionList(*mut rd::rd_kafka_topic_partition_list_t);
+
+impl PartitionList {
+    fn new(parts: &[(String, i32, i64)]) -> PyResult<Self> {
+        let list =
+            PartitionList(unsafe { rd::rd_kafka_topic_partition_list_new(parts.len() as c_int) });
+        for (topic, partition, offset) in parts {
+            let t = cstring(topic, "a topic name")?;
+            unsafe {
+                let tp = rd::rd_kafka_topic_partition_list_add(list.0, t.as_ptr(), *partition);
+                (*tp).offset = *offset;
+            }
+        }
+        Ok(list)
+    }
+}
+
+impl Drop for PartitionList {
+    fn drop(&mut self) {
+        unsafe { rd::rd_kafka_topic_partition_list_destroy(self.0) }
+    }
+}
+
+fn check_error(error: *mut rd::rd_kafka_error_t) -> PyResult<()> {
+    if error.is_null() {
+        return Ok(());
+    }
+    let (code, message, fatal) = unsafe {
+        (
+            rd::rd_kafka_error_code(error) as i32,
+            cstr(rd::rd_kafka_error_string(error)),
+            rd::rd_kafka_error_is_fatal(error) != 0,
+        )
+    };
+    unsafe { rd::rd_kafka_error_destroy(error) };
+    Err(kafka_error(code, message, fatal))
+}
+
+/// What one `consume` hands back, in the order librdkafka delivered it.
+enum Event {
+    Records {
+        topic: String,
+        partition: i32,
+        first: i64,
+        last: i64,
+        batch: RecordBatch,
+    },
+    Eof {
+        topic: String,
+        partition: i32,
+        offset: i64,
+    },
+    Error {
+        topic: Option<String>,
+        partition: i32,
+        offset: i64,
+        code: i32,
+        message: String,
+        fatal: bool,
+    },
+}
+
+struct Handle {
+    rk: *mut rd::rd_kafka_t,
+    queue: *mut rd::rd_kafka_queue_t,
+}
+
+// librdkafka's handles are thread-safe; see the module's "Threading" paragraph
+unsafe impl Send for Handle {}
+unsafe impl Sync for Handle {}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        unsafe {
+            rd::rd_kafka_queue_destroy(self.queue);
+            rd::rd_kafka_consumer_close(self.rk);
+            rd::rd_kafka_destroy(self.rk);
+        }
+    }
+}
+
+fn headers_type() -> (DataType, Fields) {
+    let fields = Fields::from(vec![
+        Field::new("key", DataType::Utf8, true),
+        Field::new("value", DataType::Binary, true),
+    ]);
+    (
+        DataType::List(Arc::new(Field::new(
+            "item",
+            DataType::Struct(fields.clone()),
+            true,
+        ))),
+        fields,
+    )
+}
+
+fn schema(include_headers: bool) -> SchemaRef {
+    let mut fields = vec![
+        Field::new("key", DataType::Binary, true),
+        Field::new("value", DataType::Binary, true),
+        Field::new("topic", DataType::Utf8, true),
+        Field::new("partition", DataType::Int32, true),
+        Field::new("offset", DataType::Int64, true),
+        Field::new(
+            "timestamp",
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            true,
+        ),
+        Field::new("timestampType", DataType::Int32, true),
+    ];
+    if include_headers {
+        fields.push(Field::new("headers", headers_type().0, true));
+    }
+    Arc::new(Schema::new(fields))
+}
+
+/// The Arrow batch of `msgs` (all of one partition, none an error).
+fn build_batch(
+    msgs: &[*mut rd::rd_kafka_message_t],
+    topic: &str,
+    schema: &SchemaRef,
+) -> RecordBatch {
+    let n = msgs.len();
+    let payload_bytes: usize = msgs.iter().map(|m| unsafe { (**m).len }).sum();
+    let key_bytes: usize = msgs.iter().map(|m| unsafe { (**m).key_len }).sum();
+    let mut keys = BinaryBuilder::with_capacity(n, key_bytes);
+    let mut values = BinaryBuilder::with_capacity(n, payload_bytes);
+    let mut offsets = Vec::with_capacity(n);
+    let mut stamps = Vec::with_capacity(n);
+    let mut types = Vec::with_capacity(n);
+    let include_headers = schema.fields().len() > 7;
+    let mut headers = include_headers.then(|| {
+        let (_, fields) = headers_type();
+        ListBuilder::new(StructBuilder::new(
+            fields,
+            vec![
+                Box::new(StringBuilder::new()),
+                Box::new(BinaryBuilder::new()),
+            ],
+        ))
+    });
+    let mut partition = 0;
+    for &m in msgs {
+        let msg = unsafe { &*m };
+        partition = msg.partition;
+        if msg.key.is_null() {
+            keys.append_null();
+        } else {
+            keys.append_value(unsafe {
+                std::slice::from_raw_parts(msg.key as *const u8, msg.key_len)
+            });
+        }
+        if msg.payload.is_null() {
+            values.append_null();
+        } else {
+            values.append_value(unsafe {
+                std::slice::from_raw_parts(msg.payload as *const u8, msg.len)
+            });
+        }
+        offsets.push(msg.offset);
+        let mut tstype = rd::rd_kafka_timestamp_type_t::RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
+        let ms = unsafe { rd::rd_kafka_message_timestamp(m, &mut tstype) };
+        stamps.push(ms * 1000);
+        types.push(tstype as i32 - 1); // the Java client's numbering: librdkafka's minus one
+        if let Some(builder) = headers.as_mut() {
+            append_headers(builder, m);
+        }
+    }
+    let mut columns: Vec<ArrayRef> = vec![
+        Arc::new(keys.finish()),
+        Arc::new(values.finish()),
+        Arc::new(StringArray::from_iter_values(std::iter::repeat_n(topic, n))),
+        Arc::new(Int32Array::from(vec![partition; n])),
+        Arc::new(Int64Array::from(offsets)),
+        Arc::new(TimestampMicrosecondArray::from(stamps).with_timezone("UTC")),
+        Arc::new(Int32Array::from(types)),
+    ];
+    if let Some(mut builder) = headers {
+        columns.push(Arc::new(builder.finish()));
+    }
+    RecordBatch::try_new(schema.clone(), columns).expect("columns match the schema")
+}
+
+/// A record's headers in order (duplicates kept); null when it has none, as the Python reader.
+fn append_headers(builder: &mut ListBuilder<StructBuilder>, m: *mut rd::rd_kafka_message_t) {
+    let mut hdrs: *mut rd::rd_kafka_headers_t = ptr::null_mut();
+    let found = unsafe { rd::rd_kafka_message_headers(m, &mut hdrs) } as i32 == 0;
+    let count = if found {
+        unsafe { rd::rd_kafka_header_cnt(hdrs) }
+    } else {
+        0
+    };
+    if count == 0 {
+        builder.append_null();
+        return;
+    }
+    let entries = builder.values();
+    for idx in 0..count {
+        let mut name: *const c_char = ptr::null();
+        let mut value: *const c_void = ptr::null();
+        let mut size: usize = 0;
+        unsafe { rd::rd_kafka_header_get_all(hdrs, idx, &mut name, &mut value, &mut size) };
+        let key = entries
+            .field_builder::<StringBuilder>(0)
+            .expect("key builder");
+        key.append_value(unsafe { CStr::from_ptr(name) }.to_string_lossy());
+        let val = entries
+            .field_builder::<BinaryBuilder>(1)
+            .expect("value builder");
+        if value.is_null() {
+            val.append_null();
+        } else {
+            val.append_value(unsafe { std::slice::from_raw_parts(value as *const u8, size) });
+        }
+        entries.append(true);
+    }
+    builder.append(true);
+}
+
+fn topic_of(m: &rd::rd_kafka_message_t) -> Option<String> {
+    (!m.rkt.is_null()).then(|| cstr(unsafe { rd::rd_kafka_topic_name(m.rkt) }))
+}
+
+/// One assign-only librdkafka consumer whose fetches come back as Arrow record batches.
+#[pyclass(module = "sparkflow_kafka_native")]
+struct NativeConsumer {
+    handle: Option<Handle>,
+    schemas: [SchemaRef; 2], // without and with the headers column
+    buffer: Vec<usize>, // room for one batch's message pointers, reused
+}
+
+unsafe impl Send for NativeConsumer {}
+unsafe impl Sync for NativeConsumer {}
+
+impl NativeConsumer {
+    fn rk(&self) -> PyResult<*mut rd::rd_kafka_t> {
+        self.handle
+            .as_ref()
+            .map(|h| h.rk)
+            .ok_or_else(|| kafka_error(-172, "the consumer is closed".into(), false))
+    }
+}
+
+fn message_error(rk: *mut rd::rd_kafka_t, m: &rd::rd_kafka_message_t) -> Event {
+    let mut code = m.err as i32;
+    let mut message = if m.payload.is_null() {
+        err2str(code)
+    } else {
+        let bytes = unsafe { std::slice::from_raw_parts(m.payload as *const u8, m.len) };
+        String::from_utf8_lossy(bytes).into_owned()
+    };
+    let mut fatal = false;
+    if code == FATAL {
+        let mut buf = vec![0 as c_char; 512];
+        code = unsafe { rd::rd_kafka_fatal_error(rk, buf.as_mut_ptr(), buf.len()) } as i32;
+        message = cstr(buf.as_ptr());
+        fatal = true;
+    }
+    Event::Error {
+        topic: topic_of(m),
+        partition: m.partition,
+        offset: m.offset,
+        code,
+        message,
+        fatal,
+    }
+}
+
+/// Turns a consumed batch into events, then destroys its messages.
+fn events(
+    rk: *mut rd::rd_kafka_t,
+    msgs: &[*mut rd::rd_kafka_message_t],
+    schema: &SchemaRef,
+) -> Vec<Event> {
+    let n = msgs.len();
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < n {
+        let first = unsafe { &*msgs[start] };
+        if first.err as i32 != 0 {
+            out.push(if first.err as i32 == PARTITION_EOF {
+                Event::Eof {
+                    topic: topic_of(first).unwrap_or_default(),
+                    partition: first.partition,
+                    offset: first.offset,
+                }
+            } else {
+                message_error(rk, first)
+            });
+            start += 1;
+            continue;
+        }
+        let mut end = start + 1;
+        while end < n {
+            let m = unsafe { &*msgs[end] };
+            if m.err as i32 != 0 || m.rkt != first.rkt || m.partition != first.partition {
+                break;
+            }
+            end += 1;
+        }
+        let topic = topic_of(first).unwrap_or_default();
+        let batch = build_batch(&msgs[start..end], &topic, schema);
+        let last = unsafe { (*msgs[end - 1]).offset };
+        out.push(Event::Records {
+            topic,
+            partition: first.partition,
+            first: first.offset,
+            last,
+            batch,
+        });
+        start = end;
+    }
+    for &m in msgs {
+        unsafe { rd::rd_kafka_message_destroy(m) };
+    }
+    out
+}
+
+#[pymethods]
+impl NativeConsumer {
+    /// A consumer for librdkafka `config` (string pairs).
+    #[new]
+    fn new(config: Vec<(String, String)>) -> PyResult<Self> {
+        let mut errstr = vec![0 as c_char; 512];
+        unsafe {
+            let conf = rd::rd_kafka_conf_new();
+            for (key, value) in &config {
+                let k = cstring(key, "a setting name")?;
+                let v = cstring(value, "a setting value")?;
+                let res = rd::rd_kafka_conf_set(
+                    conf,
+                    k.as_ptr(),
+                    v.as_ptr(),
+                    errstr.as_mut_ptr(),
+                    errstr.len(),
+                );
+                if res != rd::rd_kafka_conf_res_t::RD_KAFKA_CONF_OK {
+                    rd::rd_kafka_conf_destroy(conf);
+                    // librdkafka's message may quote the value, which may be a secret
+                    let mut why = cstr(errstr.as_ptr());
+                    if !value.is_empty() {
+                        why = why.replace(value.as_str(), "<redacted>");
+                    }
+                    return Err(PyValueError::new_err(format!("librdkafka setting {key}: {why}")));
+                }
+            }
+            let rk = rd::rd_kafka_new(
+                rd::rd_kafka_type_t::RD_KAFKA_CONSUMER,
+                conf,
+                errstr.as_mut_ptr(),
+                errstr.len(),
+            );
+            if rk.is_null() {
+                rd::rd_kafka_conf_destroy(conf);
+                return Err(kafka_error(-186, cstr(errstr.as_ptr()), false));
+            }
+            rd::rd_kafka_poll_set_consumer(rk);
+            let queue = rd::rd_kafka_queue_get_consumer(rk);
+            Ok(NativeConsumer {
+                handle: Some(Handle { rk, queue }),
+                schemas: [schema(false), schema(true)],
+                buffer: Vec::new(),
+            })
+        }
+    }
+
+    /// Adds `(topic, partition, offset)` to the assignment.
+    fn incremental_assign(&self, parts: Vec<(String, i32, i64)>) -> PyResult<()> {
+        let list = PartitionList::new(&parts)?;
+        check_error(unsafe { rd::rd_kafka_incremental_assign(self.rk()?, list.0) })
+    }
+
+    /// Removes `(topic, partition)` from the assignment.
+    fn incremental_unassign(&self, parts: Vec<(String, i32)>) -> PyResult<()> {
+        let parts: Vec<(String, i32, i64)> =
+            parts.into_iter().map(|(t, p)| (t, p, -1001)).collect();
+        let list = PartitionList::new(&parts)?;
+        check_error(unsafe { rd::rd_kafka_incremental_unassign(self.rk()?, list.0) })
+    }
+
+    /// Drops the whole assignment.
+    fn unassign(&self) -> PyResult<()> {
+        let code = unsafe { rd::rd_kafka_assign(self.rk()?, ptr::null()) } as i32;
+        if code != 0 {
+            return Err(kafka_error(code, err2str(code), false));
+        }
+        Ok(())
+    }
+
+    /// `(low, high)` asked of the partition's leader (GIL released), or the last ones librdkafka
+    /// saw when `cached` (-1001 for what it has not seen).
+    #[pyo3(signature = (topic, partition, timeout_ms, cached=false))]
+    fn watermarks(
+        &self,
+        py: Python<'_>,
+        topic: &str,
+        partition: i32,
+        timeout_ms: i32,
+        cached: bool,
+    ) -> PyResult<(i64, i64)> {
+        let rk = self.rk()? as usize;
+        let t = cstring(topic, "a topic name")?;
+        let (code, low, high) = py.detach(move || {
+            let (mut low, mut high) = (-1001i64, -1001i64);
+            let rk = rk as *mut rd::rd_kafka_t;
+            let code = unsafe {
+                if cached {
+                    rd::rd_kafka_get_watermark_offsets(
+                        rk,
+                        t.as_ptr(),
+                        partition,
+                        &mut low,
+                        &mut high,
+                    )
+                } else {
+                    rd::rd_kafka_query_watermark_offsets(
+                        rk,
+                        t.as_ptr(),
+                        partition,
+                        &mut low,
+                        &mut high,
+                        timeout_ms,
+                    )
+                }
+            } as i32;
+            (code, low, high)
+        });
+        if code != 0 {
+            return Err(kafka_error(code, err2str(code), false));
+        }
+        Ok((low, high))
+    }
+
+    /// The partition ids of `topic` per the cluster's metadata, or `None` when the cluster reports
+    /// the topic in error (unknown); raises when the cluster does not answer.
+    fn partitions(
+        &self,
+        py: Python<'_>,
+        topic: &str,
+        timeout_ms: i32,
+    ) -> PyResult<Option<Vec<i32>>> {
+        let rk = self.rk()? as usize;
+        let t = cstring(topic, "a topic name")?;
+        let result = py.detach(move || unsafe {
+            let rk = rk as *mut rd::rd_kafka_t;
+            let rkt = rd::rd_kafka_topic_new(rk, t.as_ptr(), ptr::null_mut());
+            let mut md: *const rd::rd_kafka_metadata = ptr::null();
+            let code = rd::rd_kafka_metadata(rk, 0, rkt, &mut md, timeout_ms) as i32;
+            rd::rd_kafka_topic_destroy(rkt);
+            if code != 0 {
+                return Err(code);
+            }
+            let mut found: Option<Vec<i32>> = None;
+            let meta = &*md;
+            for i in 0..meta.topic_cnt as isize {
+                let mt = &*meta.topics.offset(i);
+                if cstr(mt.topic) == cstr(t.as_ptr()) && mt.err as i32 == 0 {
+                    found = Some(
+                        (0..mt.partition_cnt as isize)
+                            .map(|j| (*mt.partitions.offset(j)).id)
+                            .collect(),
+                    );
+                }
+            }
+            rd::rd_kafka_metadata_destroy(md);
+            Ok(found)
+        });
+        result.map_err(|code| kafka_error(code, err2str(code), false))
+    }
+
+    /// Up to `max_messages` records within `timeout_ms` (GIL released), as a list of
+    /// `("records", topic, partition, first_offset, last_offset, pyarrow.RecordBatch)`,
+    /// `("eof", topic, partition, offset)` and
+    /// `("error", topic or None, partition, offset, code, message, fatal)`, in delivery order;
+    /// `include_headers` adds the headers column.
+    fn consume<'py>(
+        &mut self,
+        py: Python<'py>,
+        max_messages: usize,
+        timeout_ms: i32,
+        include_headers: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let (rk, queue) = match self.handle.as_ref() {
+            Some(h) => (h.rk as usize, h.queue as usize),
+            None => return Err(kafka_error(-172, "the consumer is closed".into(), false)),
+        };
+        let mut buffer = std::mem::take(&mut self.buffer);
+        if buffer.len() < max_messages {
+            buffer.resize(max_messages, 0usize);
+        }
+        let schema = self.schemas[include_headers as usize].clone();
+        let (buffer, events) = py.detach(move || {
+            let buf = buffer.as_ptr() as *mut *mut rd::rd_kafka_message_t;
+            let n = unsafe {
+                rd::rd_kafka_consume_batch_queue(
+                    queue as *mut rd::rd_kafka_queue_t,
+                    timeout_ms,
+                    buf,
+                    max_messages,
+                )
+            };
+            if n < 0 {
+                return (buffer, Err(unsafe { rd::rd_kafka_last_error() } as i32));
+            }
+            let msgs = unsafe { std::slice::from_raw_parts(buf, n as usize) };
+            let events = events(rk as *mut rd::rd_kafka_t, msgs, &schema);
+            (buffer, Ok(events))
+        });
+        self.buffer = buffer;
+        let events = events.map_err(|code| kafka_error(code, err2str(code), false))?;
+        let out = PyList::empty(py);
+        for event in events {
+            match event {
+                Event::Records {
+                    topic,
+                    partition,
+                    first,
+                    last,
+                    batch,
+                } => out.append((
+                    "records",
+                    topic,
+                    partition,
+                    first,
+                    last,
+                    batch.to_pyarrow(py)?,
+                ))?,
+                Event::Eof {
+                    topic,
+                    partition,
+                    offset,
+                } => out.append(("eof", topic, partition, offset))?,
+                Event::Error {
+                    topic,
+                    partition,
+                    offset,
+                    code,
+                    message,
+                    fatal,
+                } => out.append(("error", topic, partition, offset, code, message, fatal))?,
+            }
+        }
+        Ok(out)
+    }
+
+    /// Leaves the cluster and frees the handle (idempotent).
+    fn close(&mut self, py: Python<'_>) {
+        if let Some(handle) = self.handle.take() {
+            py.detach(move || drop(handle));
+        }
+    }
+}
+
+/// The librdkafka version this module was built with, e.g. "2.12.1".
+#[pyfunction]
+fn librdkafka_version() -> String {
+    cstr(unsafe { rd::rd_kafka_version_str() })
+}
+
+#[pymodule]
+fn sparkflow_kafka_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NativeConsumer>()?;
+    m.add_function(wrap_pyfunction!(librdkafka_version, m)?)?;
+    m.add("NativeKafkaError", m.py().get_type::<NativeKafkaError>())?;
+    Ok(())
+}
