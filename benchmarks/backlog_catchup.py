@@ -43,9 +43,7 @@ START_ATTEMPTS = 3
 is started again, up to this many times; it is no measurement."""
 
 
-def catch_up(
-    spark: Any, bootstrap: str, topic: str, records: int, options: dict[str, str]
-) -> dict[str, Any]:
+def catch_up(spark: Any, bootstrap: str, topic: str, records: int, options: dict[str, str]) -> dict[str, Any]:
     """One AvailableNow catch-up, started again if its Python stream reader did not start."""
     for attempt in range(1, START_ATTEMPTS + 1):
         try:

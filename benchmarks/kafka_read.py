@@ -1,35 +1,33 @@
-"""Benchmark: ``kafka-unified`` against Spark's own Kafka source and a plain consumer, on one broker.
+"""Benchmark: ``kafka-unified`` (both readers) against Spark's own Kafka source and Spark's floor.
 
-``--records`` records (default 2,000,000) of ``--size`` bytes (100) over ``--partitions`` partitions
-(8) are produced once to a real Apache Kafka broker (``--broker``, default ``apache-kafka``; any kind
-of ``sparkflow_testing.kafka.brokers.start_broker``, or ``--bootstrap`` for an existing broker) and
-then read by three readers:
+What a user's pipeline does, on a real Apache Kafka broker (``--broker``, or ``--bootstrap``):
+``--records`` records (default 600,000) of ``--size`` bytes (200) over ``--partitions`` partitions
+(6), each with one 3-byte header, in two shapes produced once each:
 
-- ``spark-kafka``: Spark's built-in ``format("kafka")`` (spark-sql-kafka-0-10, jars resolved by
-  ``sparkflow_testing.spark.kafka_source``: the installed Spark's version if Maven Central serves it, else
-  the newest that is, on the installed Spark; ``--spark-kafka-version`` picks one);
-- ``kafka-unified``: this project's source;
-- ``plain``: one confluent-kafka consumer in one Python process (``consume(num_messages=...)``).
+- ``compressible``: text-like values that compress well, produced lz4-compressed;
+- ``random``: incompressible random values, produced uncompressed.
 
-Each Spark reader runs ``count(*), sum(length(value))`` as a bounded batch query:
+Readers: ``spark-kafka`` (Spark's JVM ``format("kafka")``, jars from ``sparkflow_testing.spark.kafka_source``),
+``native`` and ``python`` (``kafka-unified`` with ``kafka.reader=native`` / ``python``), and ``floor``
+(``benchmarks/spark_floor.py``: a Python source handing Spark pre-built Arrow batches of the same
+schema, rows, partitions and value size; no I/O). The query (``--query noop``, the default) reads
+every column with ``includeHeaders=true`` and writes it to the ``noop`` sink, so every row and column
+is materialised on both sides; ``--query count`` runs the earlier ``count(*), sum(length(value))``
+instead, which lets Spark's JVM source skip nothing but lets kafka-unified's Python workers hand over
+only what the plan needs (see docs/kafka.md: why the earlier figures and a user's query disagreed).
 
-- cold: the first query in a fresh Spark session, each reader in its own new process (new JVM, new
-  Python workers), so no reader profits from another's start-up; the session's own start is not
-  counted, the query's planning is;
-- warm: in one session, ``--warmup`` untimed rounds of every reader first (the JVM compiles Spark's
-  hot paths over the first reads), then the best of ``--rounds`` interleaved timed rounds;
-- streaming: ``readStream`` from ``earliest`` with ``maxOffsetsPerTrigger`` (default: a quarter of
-  the records), ``Trigger.AvailableNow`` into the ``noop`` sink, timed from ``start()`` to the end.
+- cold: the first query of a fresh Spark session, each reader in its own new process (new JVM, new
+  Python workers); the session's own start is not counted, the query's planning is;
+- warm: one session, ``--warmup`` untimed rounds of every reader first, then the best of
+  ``--rounds`` rounds in which the readers alternate.
 
-Printed: every time, records/s, the ratios kafka-unified / spark-kafka (warm, cold, streaming),
-cold / warm time of each reader (goal: at most 1.5), each against the plain consumer, and against
-Spark's floor for the same query (``benchmarks/spark_floor.py``: a Python source yielding pre-built
-Arrow batches, no I/O). The load average is printed with every figure: the machine may be shared.
+Printed: times, records/s, and the ratios native / spark-kafka, python / spark-kafka (goal >= 1.5x),
+floor time / reader time (goal >= 0.9), cold native / cold spark-kafka (goal >= 1.0x), with the load
+average beside every figure (the machine may be shared: compare ratios within one run).
 
-    python -m benchmarks.kafka_read                          # real Apache Kafka, 2M records
-    python -m benchmarks.kafka_read --records 200000         # quick run
-    python -m benchmarks.kafka_read --broker noida-db        # a stand-in broker
-    python -m benchmarks.kafka_read --bootstrap host:9092    # an existing broker
+    python -m benchmarks.kafka_read                          # real Apache Kafka, 600k records per shape
+    python -m benchmarks.kafka_read --records 200000 --rounds 2 --no-cold   # quick run
+    python -m benchmarks.kafka_read --query count            # the earlier count-and-sum query
 """
 
 from __future__ import annotations
@@ -39,9 +37,7 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
-from contextlib import nullcontext
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -50,8 +46,9 @@ from sparkflow_testing.kafka.broker import KafkaBroker  # noqa: E402
 from sparkflow_testing.kafka.brokers import start_broker  # noqa: E402
 
 CONSUME_BATCH = 10_000
-SPARK_READERS = ("spark-kafka", "kafka-unified")
-FORMATS = {"spark-kafka": "kafka", "kafka-unified": "kafka-unified"}
+READERS = ("spark-kafka", "native", "python")
+SHAPES = ("compressible", "random")
+HEADER = [("h", b"abc")]
 
 
 def loadavg() -> str:
@@ -63,22 +60,28 @@ def loadavg() -> str:
         return "?"
 
 
-def produce(broker: KafkaBroker, topic: str, records: int, size: int, partitions: int) -> None:
-    """Produce ``records`` distinct values of ``size`` bytes, round-robin over the partitions."""
+def produce(
+    broker: KafkaBroker, topic: str, records: int, size: int, partitions: int, shape: str = "random"
+) -> None:
+    """Produce ``records`` values of ``size`` bytes with one header each, round-robin over the partitions.
+
+    ``compressible``: text-like values, lz4-compressed batches; ``random``: random bytes, uncompressed.
+    """
     producer = broker.producer(
         **{
             "linger.ms": 20,
             "batch.size": 1_000_000,
             "queue.buffering.max.messages": 1_000_000,
-            "compression.type": "none",
+            "compression.type": "lz4" if shape == "compressible" else "none",
         }
     )
-    pad = os.urandom(size)
+    text = (b"sensor=%d status=ok reading=0042.17 unit=celsius site=north-hall-3 " * 8)[: size - 10]
+    noise = os.urandom(size * records) if shape == "random" else b""
     for i in range(records):
-        value = (b"%010d" % i) + pad[10:]
+        value = (b"%010d" % i) + (text if shape == "compressible" else noise[i * size + 10 : (i + 1) * size])
         while True:
             try:
-                producer.produce(topic, value=value, partition=i % partitions)
+                producer.produce(topic, value=value, partition=i % partitions, headers=HEADER)
                 break
             except BufferError:
                 producer.poll(0.05)
@@ -88,88 +91,44 @@ def produce(broker: KafkaBroker, topic: str, records: int, size: int, partitions
         raise RuntimeError("produce did not finish")
 
 
-def plain_consumer(
-    bootstrap: str, topic: str, partitions: int, records: int, tuned_gc: bool = False
-) -> tuple[float, int]:
-    """Seconds to read every record with one consumer, and the sum of value lengths.
-
-    ``tuned_gc`` reads with the connector's garbage-collector setting (``bulk_read_gc``), for a
-    second, stricter baseline.
-    """
-    from confluent_kafka import Consumer, TopicPartition
-
-    from connector_base.gc_tuning import bulk_read_gc
-
-    start = time.perf_counter()
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"bench-{time.time()}",
-            "enable.auto.commit": False,
-            "receive.message.max.bytes": 1_000_000_000,  # noida-db ignores fetch.max.bytes
-            "queued.max.messages.kbytes": 262_144,
-        }
-    )
-    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-    seen = 0
-    total = 0
-    deadline = time.monotonic() + 600
-    with bulk_read_gc() if tuned_gc else nullcontext():
-        while seen < records:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"plain consumer read {seen} of {records} records")
-            for m in consumer.consume(num_messages=CONSUME_BATCH, timeout=1.0):
-                if m.error() is None:
-                    seen += 1
-                    total += len(m.value())
-                elif m.error().fatal() or not m.error().retriable():
-                    raise RuntimeError(f"plain consumer: {m.error()}")
-    elapsed = time.perf_counter() - start
-    consumer.close()
-    return elapsed, total
-
-
-def batch_read(spark: Any, reader: str, bootstrap: str, topic: str, records: int) -> tuple[float, int]:
-    """Seconds for a bounded read through ``reader`` that counts and sums the value lengths."""
-    start = time.perf_counter()
-    df = (
-        spark.read.format(FORMATS[reader])
-        .option("kafka.bootstrap.servers", bootstrap)
+def reader_df(spark: Any, reader: str, bootstrap: str, topic: str) -> Any:
+    """The batch DataFrame of every column of ``topic`` with headers, through ``reader``."""
+    df = spark.read.format("kafka" if reader == "spark-kafka" else "kafka-unified")
+    if reader != "spark-kafka":
+        df = df.option("kafka.reader", reader)
+    return (
+        df.option("kafka.bootstrap.servers", bootstrap)
         .option("subscribe", topic)
+        .option("includeHeaders", "true")
         .load()
     )
-    row = df.selectExpr("count(*) as n", "sum(length(value)) as bytes").collect()[0]
-    elapsed = time.perf_counter() - start
-    if row["n"] != records:
-        raise AssertionError(f"{reader} read {row['n']} records, expected {records}")
-    return elapsed, int(row["bytes"])
 
 
-def stream_read(
-    spark: Any, reader: str, bootstrap: str, topic: str, records: int, per_trigger: int
-) -> tuple[float, int]:
-    """Seconds for an AvailableNow streaming read of the whole topic, and the number of micro-batches."""
-    with tempfile.TemporaryDirectory(prefix="bench-ckpt-") as checkpoint:
-        start = time.perf_counter()
-        query = (
-            spark.readStream.format(FORMATS[reader])
-            .option("kafka.bootstrap.servers", bootstrap)
-            .option("subscribe", topic)
-            .option("startingOffsets", "earliest")
-            .option("maxOffsetsPerTrigger", str(per_trigger))
-            .load()
-            .writeStream.format("noop")
-            .option("checkpointLocation", checkpoint)
-            .trigger(availableNow=True)
-            .start()
-        )
-        query.awaitTermination()
-        elapsed = time.perf_counter() - start
-        progress = [p for p in query.recentProgress if p["numInputRows"] > 0]
-        rows = sum(p["numInputRows"] for p in progress)
-    if rows != records:
-        raise AssertionError(f"{reader} streamed {rows} records, expected {records}")
-    return elapsed, len(progress)
+def timed_read(spark: Any, reader: str, bootstrap: str, topic: str, query: str) -> float:
+    """Seconds for one query (``noop``: every column to the noop sink; ``count``: count and sum)."""
+    start = time.perf_counter()
+    df = reader_df(spark, reader, bootstrap, topic)
+    if query == "noop":
+        df.write.format("noop").mode("overwrite").save()
+    else:
+        df.selectExpr("count(*) as n", "sum(length(value)) as bytes").collect()
+    return time.perf_counter() - start
+
+
+def check_count(spark: Any, reader: str, bootstrap: str, topic: str, records: int) -> None:
+    """Untimed: ``reader`` sees every record."""
+    n = reader_df(spark, reader, bootstrap, topic).count()
+    if n != records:
+        raise AssertionError(f"{reader} read {n} records of {topic}, expected {records}")
+
+
+def floor_time(spark: Any, records: int, partitions: int, size: int, query: str) -> float:
+    """Seconds for the same query over Spark's floor (pre-built Arrow batches, same schema and rows)."""
+    from benchmarks.spark_floor import floor_read
+    from connectors.kafka.datasource import kafka_schema
+
+    measure = "" if query == "noop" else "value"
+    return floor_read(spark, kafka_schema(True), records, measure, partitions=partitions, binary_size=size)
 
 
 def spark_session(jars: str) -> Any:
@@ -182,19 +141,15 @@ def spark_session(jars: str) -> Any:
 
 
 def cold_child(spec: dict[str, Any]) -> None:
-    """In a fresh process: one cold read by ``spec['reader']``; prints a JSON line with the times."""
-    args = (spec["bootstrap"], spec["topic"])
-    if spec["reader"] == "plain":
-        seconds, total = plain_consumer(*args, spec["partitions"], spec["records"])
-        print(json.dumps({"query": seconds, "bytes": total}), flush=True)
-        return
+    """In a fresh process: the session's first query by ``spec['reader']``; prints a JSON line."""
     t0 = time.perf_counter()
     spark = spark_session(spec["jars"])
     session = time.perf_counter() - t0
-    seconds, total = batch_read(spark, spec["reader"], *args, spec["records"])
-    second, _ = batch_read(spark, spec["reader"], *args, spec["records"])
+    args = (spec["reader"], spec["bootstrap"], spec["topic"], spec["query"])
+    first = timed_read(spark, *args)
+    second = timed_read(spark, *args)
     spark.stop()
-    print(json.dumps({"session": session, "query": seconds, "second": second, "bytes": total}), flush=True)
+    print(json.dumps({"session": session, "query": first, "second": second}), flush=True)
 
 
 def cold_read(reader: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -223,12 +178,14 @@ def main() -> None:  # noqa: C901 - one straight sequence of measurements
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--records", type=int, default=2_000_000)
-    parser.add_argument("--size", type=int, default=100)
-    parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument("--records", type=int, default=600_000)
+    parser.add_argument("--size", type=int, default=200)
+    parser.add_argument("--partitions", type=int, default=6)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--warmup", type=int, default=2, help="untimed rounds of each reader first")
-    parser.add_argument("--max-offsets-per-trigger", type=int, help="streaming budget (default records/4)")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed rounds of each reader first")
+    parser.add_argument("--query", choices=("noop", "count"), default="noop")
+    parser.add_argument("--shapes", default=",".join(SHAPES), help="compressible,random")
+    parser.add_argument("--no-cold", action="store_true", help="skip the cold (first query) runs")
     parser.add_argument("--broker", default="apache-kafka", help="kind of broker to start")
     parser.add_argument("--bootstrap", help="use this broker instead of starting one")
     parser.add_argument("--spark-kafka-version", help="spark-sql-kafka-0-10 version (default: see above)")
@@ -240,119 +197,107 @@ def main() -> None:  # noqa: C901 - one straight sequence of measurements
 
     import pyspark
 
+    from connectors.kafka.reader_choice import native_module
     from sparkflow_testing.spark.kafka_source import served_version, spark_kafka_jars
 
+    if native_module() is None:
+        raise SystemExit("the compiled reader is not installed: make native")
     kafka_version = args.spark_kafka_version or served_version()
     jars = ",".join(str(p) for p in spark_kafka_jars(kafka_version))
     print(
         f"Spark {pyspark.__version__}; Spark's Kafka source: spark-sql-kafka-0-10_2.13 {kafka_version}",
         flush=True,
     )
-    if kafka_version != pyspark.__version__:
-        print(
-            f"  ({pyspark.__version__}'s Kafka module is not on Maven Central; {kafka_version}'s runs on it)"
-        )
-
+    shapes = [s.strip() for s in args.shapes.split(",") if s.strip()]
     broker = KafkaBroker("external", args.bootstrap) if args.bootstrap else start_broker(args.broker)
     try:
-        topic = broker.create_topic(args.partitions)
-        t0 = time.perf_counter()
-        produce(broker, topic, args.records, args.size, args.partitions)
-        print(
-            f"produced {args.records:,} records of {args.size} B over {args.partitions} partitions "
-            f"in {time.perf_counter() - t0:.1f}s ({broker.kind} at {broker.bootstrap}; load {loadavg()})",
-            flush=True,
-        )
-        spec = {
-            "bootstrap": broker.bootstrap,
-            "topic": topic,
-            "records": args.records,
-            "partitions": args.partitions,
-            "jars": jars,
-        }
-
-        cold: dict[str, float] = {}
-        for reader in (*SPARK_READERS, "plain"):
-            load = loadavg()
-            figures = cold_read(reader, spec)
-            cold[reader] = figures["query"]
-            extra = (
-                f" (session start {figures['session']:.2f}s, not counted; then {figures['second']:.2f}s)"
-                if "session" in figures
-                else ""
+        topics: dict[str, str] = {}
+        for shape in shapes:
+            topics[shape] = broker.create_topic(args.partitions)
+            t0 = time.perf_counter()
+            produce(broker, topics[shape], args.records, args.size, args.partitions, shape)
+            print(
+                f"produced {args.records:,} {shape} records of {args.size} B with a header over "
+                f"{args.partitions} partitions in {time.perf_counter() - t0:.1f}s "
+                f"({broker.kind}; load {loadavg()})",
+                flush=True,
             )
-            print(f"cold {reader}: {figures['query']:.2f}s{extra}; load {load}", flush=True)
+
+        cold: dict[tuple[str, str], float] = {}
+        if not args.no_cold:
+            for shape in shapes:
+                spec = {
+                    "bootstrap": broker.bootstrap,
+                    "topic": topics[shape],
+                    "query": args.query,
+                    "jars": jars,
+                }
+                for reader in READERS:
+                    load = loadavg()
+                    figures = cold_read(reader, spec)
+                    cold[(shape, reader)] = figures["query"]
+                    print(
+                        f"cold {shape} {reader}: first query {figures['query']:.2f}s, "
+                        f"then {figures['second']:.2f}s "
+                        f"(session start {figures['session']:.2f}s, not counted); load {load}",
+                        flush=True,
+                    )
 
         spark = spark_session(jars)
-        read_args = (broker.bootstrap, topic, args.records)
-        for _ in range(args.warmup):
-            plain_consumer(broker.bootstrap, topic, args.partitions, args.records)
-            for reader in SPARK_READERS:
-                batch_read(spark, reader, *read_args)
-
-        from benchmarks.spark_floor import floor_read
-        from connectors.kafka.datasource import kafka_schema
-
-        floor_args = (spark, kafka_schema(False), args.records, "value")
-        floor = min(floor_read(*floor_args, null_columns=("key",)) for _ in range(args.warmup + args.rounds))
-        warm: dict[str, list[float]] = {name: [] for name in (*SPARK_READERS, "plain", "plain-gc")}
-        for r in range(args.rounds):
-            load = loadavg()
-            seconds, plain_bytes = plain_consumer(broker.bootstrap, topic, args.partitions, args.records)
-            warm["plain"].append(seconds)
-            warm["plain-gc"].append(
-                plain_consumer(broker.bootstrap, topic, args.partitions, args.records, True)[0]
-            )
-            for reader in SPARK_READERS:
-                seconds, spark_bytes = batch_read(spark, reader, *read_args)
-                warm[reader].append(seconds)
-                assert plain_bytes == spark_bytes, (reader, plain_bytes, spark_bytes)
-            print(
-                f"warm round {r + 1}: "
-                + ", ".join(f"{name} {times[-1]:.2f}s" for name, times in warm.items())
-                + f"; load {load}",
-                flush=True,
-            )
-
-        per_trigger = args.max_offsets_per_trigger or max(1, args.records // 4)
-        streaming: dict[str, float] = {}
-        for reader in SPARK_READERS:
-            load = loadavg()
-            seconds, batches = stream_read(spark, reader, *read_args, per_trigger)
-            streaming[reader] = seconds
-            print(
-                f"streaming {reader}: AvailableNow, maxOffsetsPerTrigger {per_trigger:,}: {seconds:.2f}s "
-                f"in {batches} micro-batches; load {load}",
-                flush=True,
-            )
+        warm: dict[tuple[str, str], list[float]] = {}
+        for shape in shapes:
+            topic = topics[shape]
+            for reader in READERS:
+                check_count(spark, reader, broker.bootstrap, topic, args.records)
+            for _ in range(args.warmup):
+                for reader in READERS:
+                    timed_read(spark, reader, broker.bootstrap, topic, args.query)
+                floor_time(spark, args.records, args.partitions, args.size, args.query)
+            for r in range(args.rounds):
+                load = loadavg()
+                order = READERS if r % 2 == 0 else tuple(reversed(READERS))
+                for reader in order:
+                    warm.setdefault((shape, reader), []).append(
+                        timed_read(spark, reader, broker.bootstrap, topic, args.query)
+                    )
+                warm.setdefault((shape, "floor"), []).append(
+                    floor_time(spark, args.records, args.partitions, args.size, args.query)
+                )
+                print(
+                    f"warm {shape} round {r + 1}: "
+                    + ", ".join(f"{name} {warm[(shape, name)][-1]:.2f}s" for name in (*READERS, "floor"))
+                    + f"; load {load}",
+                    flush=True,
+                )
         spark.stop()
 
-        best = {name: min(times) for name, times in warm.items()}
         n = args.records
 
         def rate(seconds: float) -> str:
-            return f"{n / seconds:>12,.0f} records/s ({seconds:6.2f}s)"
+            return f"{n / seconds:>11,.0f} records/s ({seconds:6.2f}s)"
 
-        print(f"\nresults, load now {loadavg()} (a ratio > 1x means kafka-unified is faster)")
-        for name in (*SPARK_READERS, "plain"):
-            print(f"  warm {name:<14} {rate(best[name])}")
-        print(f"  warm plain, connector's GC {rate(best['plain-gc'])}")
-        for name in (*SPARK_READERS, "plain"):
-            print(f"  cold {name:<14} {rate(cold[name])}")
-        for name in SPARK_READERS:
-            print(f"  stream {name:<12} {rate(streaming[name])}")
-        print(f"  Spark's floor       {rate(floor)}")
-        u, s = "kafka-unified", "spark-kafka"
-        print(f"kafka-unified / spark-kafka, warm:      {best[s] / best[u]:.2f}x  (goal >= 1.0x)")
-        print(f"kafka-unified / spark-kafka, cold:      {cold[s] / cold[u]:.2f}x")
-        print(f"kafka-unified / spark-kafka, streaming: {streaming[s] / streaming[u]:.2f}x")
-        for name in (*SPARK_READERS, "plain"):
-            print(f"cold / warm time, {name}: {cold[name] / best[name]:.2f}  (goal <= 1.5)")
-        for name in SPARK_READERS:
-            print(
-                f"{name} / plain consumer: {best['plain'] / best[name]:.2f}x "
-                f"(GC-matched {best['plain-gc'] / best[name]:.2f}x); / floor: {floor / best[name]:.2f}"
-            )
+        print(f"\nresults ({args.query} query), load now {loadavg()}")
+        for shape in shapes:
+            best = {name: min(warm[(shape, name)]) for name in (*READERS, "floor")}
+            for name in (*READERS, "floor"):
+                print(f"  warm {shape:<12} {name:<11} {rate(best[name])}")
+            for name in READERS:
+                if (shape, name) in cold:
+                    print(f"  cold {shape:<12} {name:<11} {rate(cold[(shape, name)])}")
+            s = best["spark-kafka"]
+            for name in ("native", "python"):
+                print(
+                    f"{shape}: kafka-unified {name} / spark-kafka, warm: {s / best[name]:.2f}x "
+                    "(goal >= 1.5x); "
+                    f"of Spark's floor: {best['floor'] / best[name]:.2f} (goal >= 0.9)"
+                )
+                if (shape, name) in cold:
+                    ratio = cold[(shape, "spark-kafka")] / cold[(shape, name)]
+                    print(
+                        f"{shape}: kafka-unified {name} / spark-kafka, cold first query: {ratio:.2f}x "
+                        "(goal >= 1.0x)"
+                    )
+            print(f"{shape}: spark-kafka of Spark's floor: {best['floor'] / s:.2f}")
     finally:
         if not args.bootstrap:
             broker.stop()

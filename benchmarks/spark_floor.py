@@ -36,6 +36,13 @@ def _column(field: pa.Field, rows: int, binary_size: int, null: bool) -> pa.Arra
         return pa.array(["benchmark-xyz"] * rows, t)
     if pa.types.is_timestamp(t):
         return pa.array(np.arange(rows, dtype=np.int64), t)
+    if pa.types.is_list(t):  # Kafka's headers: one 3-byte header per row, as the Kafka benchmark's records
+        item = t.value_type
+        entries = pa.StructArray.from_arrays(
+            [pa.array(["h"] * rows, item.field(0).type), pa.array([b"abc"] * rows, item.field(1).type)],
+            fields=list(item),
+        )
+        return pa.ListArray.from_arrays(pa.array(np.arange(rows + 1, dtype=np.int32)), entries, type=t)
     return pa.array(np.arange(rows).astype(t.to_pandas_dtype()), t)
 
 

@@ -1,0 +1,160 @@
+"""Benchmark: end-to-end latency of a streaming query, kafka-unified against Spark's own Kafka source.
+
+A producer thread writes a steady ``--rate`` records/s (default 20,000) of ``--size`` bytes (200)
+with one header each to a real Apache Kafka topic of ``--partitions`` partitions (6); each record's
+CreateTime is the moment it was handed to the producer. Streaming queries read the topic from
+``latest`` with a processing-time trigger of 0 (a new micro-batch as soon as the last one ends), every
+column with headers, into ``foreachBatch``, which collects the batch's timestamps and stamps the time
+the batch was done: a record's latency is that time minus its CreateTime (produce to sink). Readers
+run one after another on the same stream for ``--seconds`` each (the first ``--settle`` seconds of
+each are not counted), in the order spark-kafka, native, python, then again reversed, in one Spark
+session. Printed: p50, p99 and max latency, records/s seen, per reader and round, and the ratios of
+the p99s (goal: kafka-unified's p99 no worse than Spark's source's).
+
+    python -m benchmarks.kafka_latency
+    python -m benchmarks.kafka_latency --rate 5000 --seconds 20 --readers spark-kafka,native
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.kafka_read import HEADER, loadavg, spark_session  # noqa: E402
+from sparkflow_testing.kafka.broker import KafkaBroker  # noqa: E402
+from sparkflow_testing.kafka.brokers import start_broker  # noqa: E402
+
+
+class SteadyProducer(threading.Thread):
+    """Produces ``rate`` records/s in 10 ms slices until stopped; CreateTime = hand-over time."""
+
+    def __init__(self, broker: KafkaBroker, topic: str, rate: int, size: int, partitions: int) -> None:
+        super().__init__(daemon=True)
+        self.producer = broker.producer(**{"linger.ms": 1, "compression.type": "lz4"})
+        self.topic, self.rate, self.partitions = topic, rate, partitions
+        self.value = (b"sensor=1 status=ok reading=0042.17 unit=celsius " * 8)[:size]
+        self.stopped = threading.Event()
+        self.sent = 0
+
+    def run(self) -> None:
+        start = time.monotonic()
+        while not self.stopped.is_set():
+            due = int((time.monotonic() - start) * self.rate)
+            while self.sent < due:
+                try:
+                    self.producer.produce(
+                        self.topic, value=self.value, partition=self.sent % self.partitions, headers=HEADER
+                    )
+                    self.sent += 1
+                except BufferError:
+                    self.producer.poll(0.01)
+            self.producer.poll(0)
+            time.sleep(0.01)
+        self.producer.flush(30)
+
+
+def measure(spark: Any, reader: str, bootstrap: str, topic: str, seconds: float, settle: float) -> np.ndarray:
+    """Latencies (ms) of the records a query through ``reader`` delivered after ``settle`` seconds."""
+    latencies: list[np.ndarray] = []
+    started = time.time()
+
+    def sink(batch: Any, _batch_id: int) -> None:
+        micros = batch.selectExpr("unix_micros(timestamp) as us").toPandas()["us"].to_numpy()
+        done = time.time()
+        if done - started >= settle and len(micros):
+            latencies.append(done * 1000.0 - micros / 1000.0)
+
+    df = spark.readStream.format("kafka" if reader == "spark-kafka" else "kafka-unified")
+    if reader != "spark-kafka":
+        df = df.option("kafka.reader", reader)
+    with tempfile.TemporaryDirectory(prefix="bench-latency-") as checkpoint:
+        query = (
+            df.option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribe", topic)
+            .option("startingOffsets", "latest")
+            .option("includeHeaders", "true")
+            .load()
+            .writeStream.foreachBatch(sink)
+            .option("checkpointLocation", checkpoint)
+            .trigger(processingTime="0 seconds")
+            .start()
+        )
+        time.sleep(settle + seconds)
+        query.stop()
+    return np.concatenate(latencies) if latencies else np.array([])
+
+
+def main() -> None:
+    """Run the benchmark and print the figures."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rate", type=int, default=20_000)
+    parser.add_argument("--size", type=int, default=200)
+    parser.add_argument("--partitions", type=int, default=6)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--settle", type=float, default=10.0)
+    parser.add_argument("--readers", default="spark-kafka,native,python")
+    parser.add_argument("--broker", default="apache-kafka")
+    parser.add_argument("--bootstrap")
+    args = parser.parse_args()
+
+    from sparkflow_testing.spark.kafka_source import served_version, spark_kafka_jars
+
+    readers = [r.strip() for r in args.readers.split(",") if r.strip()]
+    jars = ",".join(str(p) for p in spark_kafka_jars(served_version()))
+    broker = KafkaBroker("external", args.bootstrap) if args.bootstrap else start_broker(args.broker)
+    producer = None
+    try:
+        topic = broker.create_topic(args.partitions)
+        producer = SteadyProducer(broker, topic, args.rate, args.size, args.partitions)
+        producer.start()
+        spark = spark_session(jars)
+        results: dict[str, list[np.ndarray]] = {r: [] for r in readers}
+        for round_readers in (readers, list(reversed(readers))):
+            for reader in round_readers:
+                load = loadavg()
+                lat = measure(spark, reader, broker.bootstrap, topic, args.seconds, args.settle)
+                results[reader].append(lat)
+                if len(lat):
+                    print(
+                        f"{reader}: {len(lat) / args.seconds:,.0f} records/s, "
+                        f"p50 {np.percentile(lat, 50):.0f} ms, p99 {np.percentile(lat, 99):.0f} ms, "
+                        f"max {lat.max():.0f} ms; load {load}",
+                        flush=True,
+                    )
+                else:
+                    print(f"{reader}: no records after {args.settle:.0f} s; load {load}", flush=True)
+        spark.stop()
+        print(f"\nproduced {producer.sent:,} records at {args.rate:,}/s; load now {loadavg()}")
+        p99: dict[str, float] = {}
+        for reader, runs in results.items():
+            lat = np.concatenate(runs) if runs else np.array([])
+            if len(lat):
+                p99[reader] = float(np.percentile(lat, 99))
+                print(f"  {reader:<12} p50 {np.percentile(lat, 50):6.0f} ms  p99 {p99[reader]:6.0f} ms")
+        for reader in ("native", "python"):
+            if reader in p99 and "spark-kafka" in p99:
+                print(
+                    f"p99 kafka-unified {reader} / spark-kafka: {p99[reader] / p99['spark-kafka']:.2f} "
+                    "(goal <= 1.0)"
+                )
+    finally:
+        if producer is not None:
+            producer.stopped.set()
+            producer.join(60)
+        if not args.bootstrap:
+            broker.stop()
+
+
+if __name__ == "__main__":
+    main()
