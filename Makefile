@@ -1,6 +1,6 @@
 # Two commands do everything on a fresh machine with Python 3.11 and Java 17:
 #   make demo   - the main job: a kafka-unified streaming query on an embedded broker (SYSTEM=files|kafka|...)
-#   make test   - every test (unit and integration, brokers started by fixtures)
+#   make test   - every test (unit and integration, brokers started by fixtures; the Kafka ones on both readers)
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -42,8 +42,12 @@ $(KINESALITE):
 demo: $(STAMP) $(NATIVE_STAMP)
 	$(PY) -m demos --system $(SYSTEM)
 
+# every test with the compiled Kafka reader, then the Kafka integration tests again with the Python one
 test: $(STAMP) $(KINESALITE) $(NATIVE_STAMP)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	@SPARKFLOW_KAFKA_READER=native $(PY) -m pytest $(PYTEST_ARGS); first=$$?; \
+	SPARKFLOW_KAFKA_READER=python $(PY) -m pytest $(PYTEST_ARGS) integration_tests/connectors/kafka; second=$$?; \
+	echo "pytest: kafka.reader=native run exited $$first, kafka.reader=python Kafka run exited $$second"; \
+	test $$first -eq 0 && test $$second -eq 0
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check connector_base connectors testing demos
