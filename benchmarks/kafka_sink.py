@@ -22,7 +22,8 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.kafka_read import loadavg, spark_session  # noqa: E402
-from connectors.testing.kafka_cluster import KafkaBroker, start_broker  # noqa: E402
+from sparkflow_testing.kafka.broker import KafkaBroker  # noqa: E402
+from sparkflow_testing.kafka.brokers import start_broker  # noqa: E402
 
 WRITERS = ("spark-kafka", "kafka-unified")
 
@@ -68,7 +69,7 @@ def main() -> None:
     parser.add_argument("--bootstrap")
     args = parser.parse_args()
 
-    from connectors.testing.spark_kafka import served_version, spark_kafka_jars
+    from sparkflow_testing.spark.kafka_source import served_version, spark_kafka_jars
 
     jars = ",".join(str(p) for p in spark_kafka_jars(served_version()))
     broker = KafkaBroker("external", args.bootstrap) if args.bootstrap else start_broker(args.broker)

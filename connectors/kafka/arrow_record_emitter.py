@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import pyarrow as pa
+from typing_extensions import override
 
 from connector_base.source_output import SourceOutput
 from connectors.kafka.native_split_reader import KafkaArrowRecords
@@ -25,7 +26,8 @@ _TIMESTAMP_COLUMN = 5
 class KafkaArrowRecordEmitter(KafkaRecordEmitter):
     """Emits ``KafkaArrowRecords`` (one Arrow batch per fetch and split) as they are."""
 
-    def emit_record(  # noqa: D102
+    @override
+    def emit_record(
         self, element: Any, output: SourceOutput[Any], split_state: KafkaPartitionSplitState
     ) -> None:
         assert isinstance(element, KafkaArrowRecords)
@@ -43,7 +45,8 @@ class KafkaArrowRecordEmitter(KafkaRecordEmitter):
         output.collect_batch(batch, stamps)  # with the record timestamps (ms), for event time
         split_state.next_offset = element.last_offset + 1
 
-    def emit_records(  # noqa: D102
+    @override
+    def emit_records(
         self, elements: Iterable[Any], output: SourceOutput[Any], split_state: KafkaPartitionSplitState
     ) -> None:
         for element in elements:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from typing_extensions import override
 
 from connector_base import ConnectorError, RecordsBySplits
 from connectors.kafka.reader_choice import INSTALL_HINT, NATIVE_MODULE, native_module
@@ -141,9 +142,11 @@ class KafkaNativePartitionSplitReader(KafkaPartitionSplitReader):
     """
 
     @staticmethod
+    @override
     def _create_consumer(config: dict[str, Any]) -> Any:
         return _NativeConsumer(config)
 
+    @override
     def _consume(self, wanted: int, out: RecordsBySplits[Any], finished: list[_Assigned]) -> None:
         from confluent_kafka import KafkaError, TopicPartition
 
