@@ -7,7 +7,7 @@ What a user's pipeline does, on a real Apache Kafka broker (``--broker``, or ``-
 - ``compressible``: text-like values that compress well, produced lz4-compressed;
 - ``random``: incompressible random values, produced uncompressed.
 
-Readers: ``spark-kafka`` (Spark's JVM ``format("kafka")``, jars from ``sparkflow_testing.spark.kafka_source``),
+Readers: ``spark-kafka`` (Spark's JVM ``format("kafka")``, jars: ``sparkflow_testing.spark.kafka_source``),
 ``native`` and ``python`` (``kafka-unified`` with ``kafka.reader=native`` / ``python``), and ``floor``
 (``benchmarks/spark_floor.py``: a Python source handing Spark pre-built Arrow batches of the same
 schema, rows, partitions and value size; no I/O). The query (``--query noop``, the default) reads

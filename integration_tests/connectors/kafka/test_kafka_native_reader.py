@@ -22,8 +22,8 @@ from connectors.kafka.reader_choice import NATIVE_MODULE, KafkaReader
 from connectors.kafka.record_emitter import arrow_schema
 from connectors.kafka.source import KafkaSource
 from connectors.kafka.split import KafkaPartitionSplit
-from sparkflow_testing.kafka.broker import Gap, KafkaBroker
 from integration_tests.connectors.kafka.helpers import produce_transactions
+from sparkflow_testing.kafka.broker import Gap, KafkaBroker
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
