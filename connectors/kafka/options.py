@@ -361,7 +361,9 @@ class KafkaSourceOptions:
                     value,
                     "a 'kafka.*' client setting or one of " + ", ".join(sorted(_SOURCE_OPTIONS)),
                 )
-        lowered = {k.lower(): v for k, v in options.items() if v is not None and not is_format_option(k.lower())}
+        lowered = {
+            k.lower(): v for k, v in options.items() if v is not None and not is_format_option(k.lower())
+        }
         reader = resolve_reader(lowered.pop("kafka.reader", None))
         opts = translate_java_settings(lowered)
         bootstrap = opts.get("kafka.bootstrap.servers", "").strip()

@@ -108,10 +108,20 @@ class KafkaRecordEmitter(BatchEmitter[KafkaRecords, Any, KafkaPartitionSplitStat
         self, records: KafkaRecords, target: pa.Schema | None
     ) -> tuple[pa.RecordBatch, np.ndarray[Any, np.dtype[np.int64]]]:
         """The batch with keys/values decoded (``keyFormat``/``valueFormat``), rows dropped if malformed."""
-        assert self._decoder is not None
         raw, stamps = self.build_batch_and_timestamps(records, self._schema)
+        return self._decode_raw(raw, stamps, records.topic, records.partition, target)
+
+    def _decode_raw(
+        self,
+        raw: pa.RecordBatch,
+        stamps: np.ndarray[Any, np.dtype[np.int64]],
+        topic: str,
+        partition: int,
+        target: pa.Schema | None,
+    ) -> tuple[pa.RecordBatch, np.ndarray[Any, np.dtype[np.int64]]]:
+        """``raw`` (in the default schema) decoded, and the timestamps of the rows kept."""
+        assert self._decoder is not None
         offsets = raw.column("offset").to_numpy()
-        topic, partition = records.topic, records.partition
 
         def locate(row: int) -> str:
             return f"topic {topic!r}, partition {partition}, offset {int(offsets[row])}"

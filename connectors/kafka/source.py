@@ -77,21 +77,20 @@ class KafkaSource(Source[object, KafkaPartitionSplit, KafkaEnumeratorState]):
 
     @override
     def create_reader(self, context: SourceReaderContext) -> KafkaSourceReader:
+        return KafkaSourceReader(*self.reader_parts(), context)
+
+    def reader_parts(self) -> tuple[Callable[[], KafkaPartitionSplitReader], KafkaRecordEmitter]:
+        """The split-reader factory and the emitter of ``kafka.reader`` (compiled or Python)."""
         opts = self.options
+        decoder = self._decoder() if self._decoder else None
         if opts.reader is KafkaReader.NATIVE:
             from connectors.kafka.arrow_record_emitter import KafkaArrowRecordEmitter
             from connectors.kafka.native_split_reader import KafkaNativePartitionSplitReader
 
-            return KafkaSourceReader(
-                lambda: KafkaNativePartitionSplitReader(opts),
-                KafkaArrowRecordEmitter(opts.include_headers),
-                context,
+            return lambda: KafkaNativePartitionSplitReader(opts), KafkaArrowRecordEmitter(
+                opts.include_headers, decoder
             )
-        return KafkaSourceReader(
-            lambda: KafkaPartitionSplitReader(opts),
-            KafkaRecordEmitter(opts.include_headers, self._decoder() if self._decoder else None),
-            context,
-        )
+        return lambda: KafkaPartitionSplitReader(opts), KafkaRecordEmitter(opts.include_headers, decoder)
 
     @property
     @override

@@ -306,10 +306,8 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         if messages:
             self._dispatch(messages, out, finished, KafkaError, TopicPartition)
 
-    @staticmethod
-    def _create_consumer(config: dict[str, Any]) -> Any:
-        """A new client for ``config`` (the pool calls it when it has no idle one)."""
-        return consumer_pool.create(config)
+    _create_consumer = staticmethod(consumer_pool.create)
+    """Makes a new client for a configuration (the pool calls it when it has no idle one)."""
 
     def _report_caught_up(self, out: RecordsBySplits[KafkaRecords], tp_cls: Any) -> None:
         """Which reading splits are at their partition's end, from librdkafka's cached high watermark."""

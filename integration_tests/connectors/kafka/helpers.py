@@ -105,3 +105,23 @@ def produce_transactions(
             p.abort_transaction(30)
         every += values
     return committed, every
+
+
+def split_reader_class(options: Any) -> Any:
+    """The split reader class of the options' ``kafka.reader`` (for tests that drive one directly)."""
+    from connectors.kafka.reader_choice import KafkaReader
+
+    if options.reader is KafkaReader.NATIVE:
+        from connectors.kafka.native_split_reader import KafkaNativePartitionSplitReader
+
+        return KafkaNativePartitionSplitReader
+    from connectors.kafka.split_reader import KafkaPartitionSplitReader
+
+    return KafkaPartitionSplitReader
+
+
+def record_values(records: Any) -> list[bytes | None]:
+    """The values of one fetch's records of a split, from either reader's record type."""
+    if hasattr(records, "batch"):  # the compiled reader's Arrow batch
+        return list(records.batch.column("value").to_pylist())
+    return [m.value() for m in records.messages]

@@ -17,9 +17,7 @@ from connector_base import SourceReaderContext
 from connector_base.event_time import WatermarkStrategy
 from connector_base.runtime import LocalRuntime
 from connectors.kafka import KafkaSource, KafkaSourceOptions
-from connectors.kafka.record_emitter import KafkaRecordEmitter
 from connectors.kafka.source import KafkaSourceReader
-from connectors.kafka.split_reader import KafkaPartitionSplitReader
 from sparkflow_testing.kafka.broker import KafkaBroker
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
@@ -50,10 +48,7 @@ class RecordingKafkaSource(KafkaSource):
         self.readers: list[RecordingKafkaReader] = []
 
     def create_reader(self, context: SourceReaderContext) -> RecordingKafkaReader:
-        opts = self.options
-        reader = RecordingKafkaReader(
-            lambda: KafkaPartitionSplitReader(opts), KafkaRecordEmitter(opts.include_headers), context
-        )
+        reader = RecordingKafkaReader(*self.reader_parts(), context)  # kafka.reader's split reader
         reader.calls = []
         self.readers.append(reader)
         return reader

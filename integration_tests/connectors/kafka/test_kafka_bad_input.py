@@ -13,7 +13,7 @@ import pytest
 from connectors.kafka import consumer_pool
 from connectors.kafka.options import KafkaSourceOptions
 from integration_tests.connectors.kafka.conftest import _kinds
-from integration_tests.connectors.kafka.helpers import reader, stream
+from integration_tests.connectors.kafka.helpers import reader, split_reader_class, stream
 from integration_tests.connectors.parquet_sink import run_available_now
 from sparkflow_testing.kafka.broker import KafkaBroker
 from sparkflow_testing.kafka.brokers import start_broker
@@ -103,12 +103,19 @@ def test_idle_pooled_consumers_are_closed_and_stop_logging_once_the_broker_is_go
         while consumer_pool.pool_size()[1] and time.monotonic() < deadline:
             time.sleep(0.2)
         assert consumer_pool.pool_size()[1] == 0, "earlier tests' idle consumers were not closed"
-        key, consumer, _pooled = consumer_pool.acquire(options.consumer_config())
-        consumer.assign([TopicPartition(topic, 0, 0)])
+        reader_class = split_reader_class(options)  # kafka.reader's consumers
+        key, consumer, _pooled = consumer_pool.acquire(
+            options.consumer_config(), reader_class._create_consumer
+        )
+        consumer.incremental_assign([TopicPartition(topic, 0, 0)])
         read = 0
         deadline = time.monotonic() + 60
         while read < 10 and time.monotonic() < deadline:
-            read += sum(1 for m in consumer.consume(10, 1.0) if not m.error())
+            if hasattr(consumer, "consume_events"):  # the compiled reader's consumer
+                events = consumer.consume_events(10, 1.0, False)
+                read += sum(e[5].num_rows for e in events if e[0] == "records")
+            else:
+                read += sum(1 for m in consumer.consume(10, 1.0) if not m.error())
         assert read == 10
         consumer_pool.release(key, consumer)
         assert consumer_pool.pool_size()[1] == 1

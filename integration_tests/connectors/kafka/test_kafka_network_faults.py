@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from integration_tests.connectors.kafka.helpers import record_values, split_reader_class
 from integration_tests.connectors.network_faults import ResetsWhileReading, healthy
 from integration_tests.connectors.parquet_sink import (
     assert_exactly,
@@ -261,7 +262,6 @@ def test_a_pooled_consumer_with_dead_connections_is_replaced(kafka: ProxiedKafka
     from connectors.kafka import consumer_pool
     from connectors.kafka.options import KafkaSourceOptions
     from connectors.kafka.split import KafkaPartitionSplit
-    from connectors.kafka.split_reader import KafkaPartitionSplitReader
 
     topic, values = kafka.topic(1, 500, "p")
     # no retry: the one lookup allowed must not be spent on the dead connections
@@ -271,13 +271,14 @@ def test_a_pooled_consumer_with_dead_connections_is_replaced(kafka: ProxiedKafka
     )
     consumer_pool.close_idle()
     accepted = kafka.proxy.stats().accepted
-    key, consumer, pooled = consumer_pool.acquire(options.consumer_config())
+    reader_class = split_reader_class(options)  # kafka.reader's split reader
+    key, consumer, pooled = consumer_pool.acquire(options.consumer_config(), reader_class._create_consumer)
     assert not pooled
     consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10, cached=False)  # connects
     consumer_pool.release(key, consumer)
     assert kafka.proxy.half_open(Direction.BOTH, accepted_after=accepted) > 0
 
-    reader = KafkaPartitionSplitReader(options)
+    reader = reader_class(options)
     try:
         began = time.monotonic()
         reader.handle_splits_changes(SplitsAddition([KafkaPartitionSplit(topic, 0, 0, len(values))]))
@@ -287,7 +288,7 @@ def test_a_pooled_consumer_with_dead_connections_is_replaced(kafka: ProxiedKafka
             out = reader.fetch()
             while out.next_split() is not None:
                 for batch in out.records_of_current_split():
-                    read.extend(m.value() for m in batch.messages)
+                    read.extend(record_values(batch))
             finished = out.finished_splits()
     finally:
         reader.close()
