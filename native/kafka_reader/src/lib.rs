@@ -288,7 +288,7 @@ fn topic_of(m: &rd::rd_kafka_message_t) -> Option<String> {
 struct NativeConsumer {
     handle: Option<Handle>,
     schemas: [SchemaRef; 2], // without and with the headers column
-    buffer: Vec<usize>, // room for one batch's message pointers, reused
+    buffer: Vec<usize>,      // room for one batch's message pointers, reused
 }
 
 unsafe impl Send for NativeConsumer {}
@@ -403,7 +403,9 @@ impl NativeConsumer {
                     if !value.is_empty() {
                         why = why.replace(value.as_str(), "<redacted>");
                     }
-                    return Err(PyValueError::new_err(format!("librdkafka setting {key}: {why}")));
+                    return Err(PyValueError::new_err(format!(
+                        "librdkafka setting {key}: {why}"
+                    )));
                 }
             }
             let rk = rd::rd_kafka_new(
@@ -418,6 +420,13 @@ impl NativeConsumer {
             }
             rd::rd_kafka_poll_set_consumer(rk);
             let queue = rd::rd_kafka_queue_get_consumer(rk);
+            if queue.is_null() {
+                // librdkafka has no consumer queue without a group.id
+                rd::rd_kafka_destroy(rk);
+                return Err(PyValueError::new_err(
+                    "librdkafka setting group.id: required (the consumer is assign-only but needs a group)",
+                ));
+            }
             Ok(NativeConsumer {
                 handle: Some(Handle { rk, queue }),
                 schemas: [schema(false), schema(true)],
