@@ -33,7 +33,10 @@ class KafkaArrowRecordEmitter(KafkaRecordEmitter):
         assert isinstance(element, KafkaArrowRecords)
         batch = element.batch
         target = getattr(output, "schema", None)
-        if target is not None and len(target) == batch.num_columns and not batch.schema.equals(target):
+        stamps = batch.column(_TIMESTAMP_COLUMN).view(pa.int64()).to_numpy() // 1000
+        if self._decoder is not None:  # keyFormat/valueFormat: as the Python reader's emitter
+            batch, stamps = self._decode_raw(batch, stamps, element.topic, element.partition, target)
+        elif target is not None and len(target) == batch.num_columns and not batch.schema.equals(target):
             batch = pa.RecordBatch.from_arrays(
                 [
                     c if c.type == f.type else c.cast(f.type)
@@ -41,7 +44,6 @@ class KafkaArrowRecordEmitter(KafkaRecordEmitter):
                 ],
                 schema=target,
             )
-        stamps = element.batch.column(_TIMESTAMP_COLUMN).view(pa.int64()).to_numpy() // 1000
         output.collect_batch(batch, stamps)  # with the record timestamps (ms), for event time
         split_state.next_offset = element.last_offset + 1
 
