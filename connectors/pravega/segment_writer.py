@@ -248,10 +248,13 @@ class SegmentWriter:
         block.last_event_number = self._next_event
         self._inflight.append(block)
         self._inflight_bytes += len(block.data)
-        try:
-            self._send(block)
-        except (OSError, SegmentStoreConnectionError) as e:
-            self._reconnect(e)
+        if self._conn is None:  # closed: connecting sends every unacknowledged block, this one too
+            self._connect()
+        else:
+            try:
+                self._send(block)
+            except (OSError, SegmentStoreConnectionError) as e:
+                self._reconnect(e)
         while self._inflight_bytes > WINDOW_BYTES:
             self._receive_one()
 
