@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 pb: Any = None  # the generated messages (no type stubs), imported with grpc by the first client
-CLIENT_MODULES = ("grpc", "google.protobuf")
+CLIENT_MODULES = ("grpc", "google.protobuf", "mmh3")
 SERVICE = "/io.pravega.controller.stream.api.grpc.v1.ControllerService/"
 DEFAULT_NETWORK_TIMEOUT_MS = 120_000
 """How long calls that read and fail on the network are retried (``networkTimeoutMs``)."""
