@@ -25,6 +25,7 @@ import zipfile
 from collections.abc import Iterator
 from importlib.metadata import distribution
 from pathlib import Path
+from typing import Any
 
 import pytest
 from packaging.requirements import Requirement
@@ -263,3 +264,99 @@ def test_the_testing_distribution_ships_the_launchers(tmp_path: Path) -> None:
 def test_every_registration_module_is_in_py_modules() -> None:
     """A ``pyspark_*.py`` left out of ``py-modules`` would be missing from the wheel, silently."""
     assert {p.stem for p in ROOT.glob("pyspark_*.py")} <= set(MODULES)
+
+
+# --- the wheel on every Python pyspark supports ----------------------------------------------------
+PYTHONS = ("3.11", "3.12", "3.13")
+MATRIX_EXTRAS = "kafka,kinesis,pravega"
+UNIT_TEST_TOOLS = ("pytest>=8,<10", "pytest-timeout>=2.3,<3", "hypothesis>=6.100,<7")
+"""What the unit tests need beyond the wheel and its extras."""
+INSTALL_TIMEOUT_S = 900
+
+
+def find_python(version: str) -> Path | None:
+    """A CPython ``version`` (``3.12``): ``python3.12`` on PATH, else the newest under pyenv's root."""
+    on_path = shutil.which(f"python{version}")
+    if on_path:
+        return Path(on_path)
+    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    found = sorted(
+        (p for p in root.glob(f"{version}.*") if p.name.removeprefix(f"{version}.").isdigit()),
+        key=lambda p: int(p.name.rsplit(".", 1)[1]),
+    )
+    return found[-1] / "bin" / "python" if found else None
+
+
+@pytest.fixture(scope="module")
+def round_trip_brokers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """Real Apache Kafka, real Pravega standalone (or the run's backend), a Kinesis endpoint (moto)."""
+    import contextlib
+
+    from connectors.testing.apache_kafka import start_apache_kafka
+    from connectors.testing.kinesis_endpoint import start_moto
+    from connectors.testing.pravega_cluster import default_backend, pravega_cluster
+
+    with contextlib.ExitStack() as stack:
+        kafka = start_apache_kafka()
+        stack.callback(kafka.stop)
+        kinesis = start_moto()
+        stack.callback(kinesis.stop)
+        log_dir = tmp_path_factory.mktemp("pravega-logs")
+        pravega = stack.enter_context(pravega_cluster(log_dir=log_dir, backend=default_backend()))
+        yield {"kafka": kafka, "kinesis": kinesis, "pravega": pravega}
+
+
+@pytest.mark.timeout(2 * INSTALL_TIMEOUT_S)
+@pytest.mark.parametrize("version", PYTHONS)
+def test_wheel_on_every_python(
+    version: str, wheel: Path, round_trip_brokers: dict[str, Any], tmp_path: Path
+) -> None:
+    """A fresh venv of ``version`` installs ``wheel[kafka,kinesis,pravega]`` from the package index
+    (pip's cache makes repeats cheap), passes the unit tests, and round-trips rows through every
+    format's sink and source on the real brokers."""
+    python = find_python(version)
+    if python is None:
+        pytest.skip(f"no CPython {version}: neither python{version} on PATH nor one under pyenv's versions")
+    began = time.monotonic()
+    venv = tmp_path / "venv"
+    made = _run([str(python), "-m", "venv", str(venv)], cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    venv_python = venv / "bin" / "python"
+    install = [str(venv_python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    proc = _run([*install, f"{wheel}[{MATRIX_EXTRAS}]", *UNIT_TEST_TOOLS], cwd=tmp_path, timeout=INSTALL_TIMEOUT_S)
+    assert proc.returncode == 0, f"Python {version}: {proc.stderr[-4000:]}"
+    installed = time.monotonic()
+
+    work = tmp_path / "work"
+    shutil.copytree(ROOT / "unit_tests", work / "unit_tests", ignore=shutil.ignore_patterns("__pycache__"))
+    tests = _run([str(venv_python), "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "unit_tests"],
+                 cwd=work, timeout=INSTALL_TIMEOUT_S)  # fmt: skip
+    assert tests.returncode == 0, f"unit tests on Python {version}:\n{tests.stdout[-6000:]}{tests.stderr[-2000:]}"
+    unit_s = time.monotonic() - installed
+
+    brokers = round_trip_brokers
+    kafka, kinesis, pravega = brokers["kafka"], brokers["kinesis"], brokers["pravega"]
+    tag = version.replace(".", "")
+    config = {
+        "kafka_bootstrap": kafka.bootstrap,
+        "kafka_topic": kafka.create_topic(partitions=2),
+        "kinesis_options": kinesis.options(streamName=kinesis.create_stream(2)),
+        "pravega_controller": pravega.controller_uri,
+        "pravega_scope": f"wheel{tag}{os.getpid()}",
+        "pravega_stream": f"rt{int(time.time())}",
+        "files_dir": str(work / "files"),
+    }
+    (work / "round_trip.json").write_text(json.dumps(config))
+    shutil.copy2(Path(__file__).with_name("wheel_check.py"), work / "wheel_check.py")
+    proc = _run([str(venv_python), "wheel_check.py", "--round-trip", "round_trip.json"], cwd=work)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stdout[-2000:] + proc.stderr[-4000:]
+    result = json.loads(lines[0].removeprefix("RESULT "))
+    expected = [f"row-{i:03d}" for i in range(50)]
+    assert result == {fmt: {"ok": expected} for fmt in ("kafka", "kinesis", "pravega", "files")}, (
+        f"Python {version}: {result}"
+    )
+    print(
+        f"Python {version} ({python}): {installed - began:.1f}s to install, {unit_s:.1f}s unit tests, "
+        f"{time.monotonic() - installed - unit_s:.1f}s round trips"
+    )
