@@ -53,6 +53,17 @@ def _stream(uri: str, segments: int) -> tuple[str, str]:
     return scope, stream
 
 
+def _drop(uri: str, scope: str, stream: str) -> None:
+    """Delete the stream: the standalone keeps segments in its heap (1 GiB), which 1M-event rounds fill."""
+    from connectors.testing.pravega_admin import admin_for
+
+    admin = admin_for(uri)
+    try:
+        admin.delete_stream(scope, stream)
+    finally:
+        admin.close()
+
+
 def ours(uri: str, mode: str, events: int, size: int, keys: int, segments: int) -> float:
     """Seconds the project's writer takes (runs in a child)."""
     from connectors.pravega.controller_client import ConnectionSettings
@@ -78,10 +89,11 @@ def ours(uri: str, mode: str, events: int, size: int, keys: int, segments: int) 
             for payload, key in zip(payloads, routing, strict=True):
                 write(payload, key)
         writer.flush()
-        elapsed = time.perf_counter() - began
+    elapsed = time.perf_counter() - began
+    if mode != "txn":
         writer.close()
-        return elapsed
-    return time.perf_counter() - began
+    _drop(uri, scope, stream)
+    return elapsed
 
 
 def official(uri: str, mode: str, events: int, size: int, keys: int, segments: int) -> float:
@@ -105,11 +117,17 @@ def official(uri: str, mode: str, events: int, size: int, keys: int, segments: i
         for payload, key in zip(payloads, routing, strict=True):
             write(payload, key)
         writer.flush()
-    return time.perf_counter() - began
+    elapsed = time.perf_counter() - began
+    _drop(uri, scope, stream)
+    return elapsed
 
 
 CASES = {
-    "plain": (("ours write_many", ours, "batch"), ("ours write", ours, "event"), ("official", official, "plain")),
+    "plain": (
+        ("ours write_many", ours, "batch"),
+        ("ours write", ours, "event"),
+        ("official", official, "plain"),
+    ),
     "transaction": (("ours write_many", ours, "txn"), ("official", official, "txn")),
 }
 
@@ -120,12 +138,19 @@ def run(uri: str, args: argparse.Namespace) -> None:
     for round_ in range(args.rounds):
         for case, writers in CASES.items():
             for name, func, mode in writers:
-                seconds = run_isolated(func, uri, mode, args.events, args.size, args.keys, args.segments,
-                                       timeout=1800)  # fmt: skip
+                seconds = run_isolated(
+                    func, uri, mode, args.events, args.size, args.keys, args.segments, timeout=1800
+                )
                 rate = args.events / seconds
-                print(f"round {round_ + 1} {case:<11} {name:<16} {seconds:7.2f} s  {rate:>12,.0f} events/s", flush=True)
+                print(
+                    f"round {round_ + 1} {case:<11} {name:<16} {seconds:7.2f} s  {rate:>12,.0f} events/s",
+                    flush=True,
+                )
                 best[(case, name)] = max(best.get((case, name), 0.0), rate)
-    print(f"\n{args.events:,} events of {args.size} B, {args.keys} keys, {args.segments} segments; best of {args.rounds}")
+    print(
+        f"\n{args.events:,} events of {args.size} B, {args.keys} keys, {args.segments} segments; "
+        f"best of {args.rounds}"
+    )
     for case, writers in CASES.items():
         base = best[(case, "official")]
         for name, _f, _m in writers:
@@ -141,13 +166,17 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=64)
     parser.add_argument("--segments", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--backend", choices=[Backend.STANDALONE, Backend.EMULATOR], default=Backend.STANDALONE)
+    parser.add_argument(
+        "--backend", choices=[Backend.STANDALONE, Backend.EMULATOR], default=Backend.STANDALONE
+    )
     parser.add_argument("--controller", help="a running Pravega's controller URI (no server is started)")
     args = parser.parse_args()
     if args.controller:
         run(args.controller, args)
         return
-    with pravega_cluster(log_dir=Path("/tmp") / unique_name("bench-pravega-write"), backend=args.backend) as cluster:
+    with pravega_cluster(
+        log_dir=Path("/tmp") / unique_name("bench-pravega-write"), backend=args.backend
+    ) as cluster:
         run(cluster.controller_uri, args)
 
 

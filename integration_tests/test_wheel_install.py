@@ -323,15 +323,22 @@ def test_wheel_on_every_python(
     assert made.returncode == 0, made.stderr
     venv_python = venv / "bin" / "python"
     install = [str(venv_python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    proc = _run([*install, f"{wheel}[{MATRIX_EXTRAS}]", *UNIT_TEST_TOOLS], cwd=tmp_path, timeout=INSTALL_TIMEOUT_S)
+    proc = _run(
+        [*install, f"{wheel}[{MATRIX_EXTRAS}]", *UNIT_TEST_TOOLS], cwd=tmp_path, timeout=INSTALL_TIMEOUT_S
+    )
     assert proc.returncode == 0, f"Python {version}: {proc.stderr[-4000:]}"
     installed = time.monotonic()
 
     work = tmp_path / "work"
     shutil.copytree(ROOT / "unit_tests", work / "unit_tests", ignore=shutil.ignore_patterns("__pycache__"))
-    tests = _run([str(venv_python), "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "unit_tests"],
-                 cwd=work, timeout=INSTALL_TIMEOUT_S)  # fmt: skip
-    assert tests.returncode == 0, f"unit tests on Python {version}:\n{tests.stdout[-6000:]}{tests.stderr[-2000:]}"
+    tests = _run(
+        [str(venv_python), "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "unit_tests"],
+        cwd=work,
+        timeout=INSTALL_TIMEOUT_S,
+    )
+    assert tests.returncode == 0, (
+        f"unit tests on Python {version}:\n{tests.stdout[-6000:]}{tests.stderr[-2000:]}"
+    )
     unit_s = time.monotonic() - installed
 
     brokers = round_trip_brokers

@@ -22,8 +22,10 @@ ROUND_TRIP_ROWS = 50
 
 
 def _sorted_strings(rows: list[Any], column: str) -> list[str]:
-    return sorted(bytes(r[column]).decode() if isinstance(r[column], bytes | bytearray) else str(r[column])
-                  for r in rows)  # fmt: skip
+    return sorted(
+        bytes(r[column]).decode() if isinstance(r[column], bytes | bytearray) else str(r[column])
+        for r in rows
+    )
 
 
 def round_trip(config: dict[str, Any]) -> dict[str, dict[str, object]]:
@@ -35,7 +37,9 @@ def round_trip(config: dict[str, Any]) -> dict[str, dict[str, object]]:
     values = [f"row-{i:03d}" for i in range(ROUND_TRIP_ROWS)]
 
     def kafka() -> list[str]:
-        df = spark.createDataFrame([(f"k{i % 5}", v) for i, v in enumerate(values)], "key string, value string")
+        df = spark.createDataFrame(
+            [(f"k{i % 5}", v) for i, v in enumerate(values)], "key string, value string"
+        )
         common = {"kafka.bootstrap.servers": config["kafka_bootstrap"]}
         df.write.format("kafka-unified").options(**common).option("topic", config["kafka_topic"]).save()
         read = spark.read.format("kafka-unified").options(**common).option("subscribe", config["kafka_topic"])
@@ -43,25 +47,38 @@ def round_trip(config: dict[str, Any]) -> dict[str, dict[str, object]]:
 
     def kinesis() -> list[str]:
         options = config["kinesis_options"]
-        df = spark.createDataFrame([(v.encode(), f"k{i % 5}") for i, v in enumerate(values)],
-                                   "data binary, partitionKey string")  # fmt: skip
+        df = spark.createDataFrame(
+            [(v.encode(), f"k{i % 5}") for i, v in enumerate(values)], "data binary, partitionKey string"
+        )
         df.write.format("kinesis-unified").options(**options).mode("append").save()
         read = spark.read.format("kinesis-unified").options(**options, startingPosition="TRIM_HORIZON")
         return _sorted_strings(read.load().collect(), "data")
 
     def pravega() -> list[str]:
-        options = {"controller": config["pravega_controller"], "scope": config["pravega_scope"],
-                   "stream": config["pravega_stream"]}  # fmt: skip
-        df = spark.createDataFrame([(v, f"k{i % 5}") for i, v in enumerate(values)], "event string, routing_key string")
-        df.write.format("pravega").options(**options, allow_create_scope="true", allow_create_stream="true",
-                                           segments="2", exactly_once="true").mode("append").save()  # fmt: skip
+        options = {
+            "controller": config["pravega_controller"],
+            "scope": config["pravega_scope"],
+            "stream": config["pravega_stream"],
+        }
+        df = spark.createDataFrame(
+            [(v, f"k{i % 5}") for i, v in enumerate(values)], "event string, routing_key string"
+        )
+        df.write.format("pravega").options(
+            **options,
+            allow_create_scope="true",
+            allow_create_stream="true",
+            segments="2",
+            exactly_once="true",
+        ).mode("append").save()
         return _sorted_strings(spark.read.format("pravega").options(**options).load().collect(), "event")
 
     def files() -> list[str]:
         df = spark.createDataFrame([(i, v) for i, v in enumerate(values)], "id long, name string")
         df.coalesce(1).write.mode("overwrite").json(config["files_dir"])
         read = spark.read.format("files-unified").option("path", config["files_dir"] + "/*.json")
-        return _sorted_strings(read.option("format", "jsonl").schema("id long, name string").load().collect(), "name")
+        return _sorted_strings(
+            read.option("format", "jsonl").schema("id long, name string").load().collect(), "name"
+        )
 
     result: dict[str, dict[str, object]] = {}
     for fmt, run in (("kafka", kafka), ("kinesis", kinesis), ("pravega", pravega), ("files", files)):
@@ -84,18 +101,22 @@ def main() -> None:
     spark = local_spark_session("wheel-check", cores=1)
     spark.sparkContext.setLogLevel("ERROR")
     reads = {
-        "files-unified": lambda: spark.read.format("files-unified")
-        .option("path", data_dir)
-        .option("format", "jsonl")
-        .schema("id long, name string")
-        .load(),
+        "files-unified": lambda: (
+            spark.read.format("files-unified")
+            .option("path", data_dir)
+            .option("format", "jsonl")
+            .schema("id long, name string")
+            .load()
+        ),
         "sequence-unified": lambda: spark.read.format("sequence-unified").option("partitions", "2").load(),
         "kafka-unified": (
             (
-                lambda: spark.read.format("kafka-unified")
-                .option("kafka.bootstrap.servers", bootstrap)
-                .option("subscribe", topic)
-                .load()
+                lambda: (
+                    spark.read.format("kafka-unified")
+                    .option("kafka.bootstrap.servers", bootstrap)
+                    .option("subscribe", topic)
+                    .load()
+                )
             )
             if bootstrap
             else (lambda: spark.read.format("kafka-unified").load())

@@ -283,7 +283,10 @@ class ControllerClient:
     def create_stream(self, scope: str, stream: str, segments: int) -> bool:
         """Create a stream of ``segments`` fixed segments; ``False`` when it exists already."""
         policy = pb.ScalingPolicy(
-            scaleType=pb.ScalingPolicy.FIXED_NUM_SEGMENTS, targetRate=0, scaleFactor=0, minNumSegments=segments
+            scaleType=pb.ScalingPolicy.FIXED_NUM_SEGMENTS,
+            targetRate=0,
+            scaleFactor=0,
+            minNumSegments=segments,
         )
         config = pb.StreamConfig(streamInfo=self._stream(scope, stream), scalingPolicy=policy)
         reply = self._call("createStream", config, pb.CreateStreamStatus)
@@ -297,16 +300,22 @@ class ControllerClient:
         """Open a transaction: its id, the segments it writes to and a delegation token."""
         request = pb.CreateTxnRequest(streamInfo=self._stream(scope, stream), lease=lease_ms)
         reply = self._call("createTransaction", request, pb.CreateTxnResponse)
-        txn_id = ((reply.txnId.highBits & 0xFFFFFFFFFFFFFFFF) << 64) | (reply.txnId.lowBits & 0xFFFFFFFFFFFFFFFF)
+        txn_id = ((reply.txnId.highBits & 0xFFFFFFFFFFFFFFFF) << 64) | (
+            reply.txnId.lowBits & 0xFFFFFFFFFFFFFFFF
+        )
         return txn_id, [_range(r) for r in reply.activeSegments], str(reply.delegationToken)
 
     def ping_txn(self, scope: str, stream: str, txn_id: int, lease_ms: int) -> str:
         """Extend a transaction's lease; the answer's name (``OK`` when it was extended)."""
-        request = pb.PingTxnRequest(streamInfo=self._stream(scope, stream), txnId=self._txn(txn_id), lease=lease_ms)
+        request = pb.PingTxnRequest(
+            streamInfo=self._stream(scope, stream), txnId=self._txn(txn_id), lease=lease_ms
+        )
         reply = self._call("pingTransaction", request, pb.PingTxnStatus)
         return str(pb.PingTxnStatus.Status.Name(reply.status))
 
-    def note_timestamp(self, scope: str, stream: str, writer: str, timestamp_ms: int, position: dict[int, int]) -> str:
+    def note_timestamp(
+        self, scope: str, stream: str, writer: str, timestamp_ms: int, position: dict[int, int]
+    ) -> str:
         """``noteTimestampFromWriter``: the writer's time at ``position`` (segment id -> offset written)."""
         cut = pb.StreamCut(streamInfo=self._stream(scope, stream), cut=position)
         request = pb.TimestampFromWriter(writer=writer, position=cut, timestamp=timestamp_ms)

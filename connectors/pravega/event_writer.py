@@ -123,7 +123,8 @@ class PravegaEventWriter:
                 return current
             if time.monotonic() > deadline:
                 raise ConnectorError(
-                    f"segment {segment_name(self.scope, self.stream, sealed_id)} is sealed but the controller "
+                    f"segment {segment_name(self.scope, self.stream, sealed_id)} is sealed but the "
+                    "controller "
                     f"still lists it as current after networkTimeoutMs={self.settings.network_timeout_ms} "
                     f"(is {self.scope}/{self.stream} sealed?)"
                 )
@@ -138,8 +139,12 @@ class PravegaEventWriter:
             self._writers[index].close()
             self._writers[index] = _SealedWriter(sealed.segment)  # type: ignore[assignment]
             pending.extend(self._refresh(self._successor_epoch(sealed_id)))
-            LOG.info("segment %s sealed: resending %d events to %s", sealed.segment, len(pending),
-                     [s.segment_id for s in self._router.segments])  # fmt: skip
+            LOG.info(
+                "segment %s sealed: resending %d events to %s",
+                sealed.segment,
+                len(pending),
+                [s.segment_id for s in self._router.segments],
+            )
             try:
                 for key, payload in pending:
                     self._writers[self._router.index_of(key)].append(payload, key)
@@ -196,14 +201,18 @@ class PravegaEventWriter:
     def position(self) -> dict[int, int]:
         """Current segment id -> the store's write offset after this writer's last acknowledged append
         (0 where it has not appended)."""
-        return {seg.segment_id: max(w.stats.write_offset, 0)
-                for seg, w in zip(self._router.segments, self._writers, strict=True)}  # fmt: skip
+        return {
+            seg.segment_id: max(w.stats.write_offset, 0)
+            for seg, w in zip(self._router.segments, self._writers, strict=True)
+        }
 
     def note_time(self, timestamp_ms: int) -> None:
         """Flush, then note that this writer's events up to here have event time ``<= timestamp_ms``."""
         self.flush()
         position = self.position
-        answer = self._controller.note_timestamp(self.scope, self.stream, self.writer_name, timestamp_ms, position)
+        answer = self._controller.note_timestamp(
+            self.scope, self.stream, self.writer_name, timestamp_ms, position
+        )
         if answer != "SUCCESS":
             raise ConnectorError(
                 f"noteTimestampFromWriter {timestamp_ms} for writer {self.writer_name} on "

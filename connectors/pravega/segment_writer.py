@@ -147,8 +147,9 @@ class SegmentWriter:
     # --- connection -------------------------------------------------------------------------------
     def _connect(self) -> None:
         """Connect, set up appends and resend what the store does not hold (within the bound)."""
-        retry = NetworkRetry(f"segment store append to {self.segment}", "its segment store",
-                             self._network_timeout_ms)  # fmt: skip
+        retry = NetworkRetry(
+            f"segment store append to {self.segment}", "its segment store", self._network_timeout_ms
+        )
         while True:
             retry.attempt()
             conn: SegmentStoreClient | None = None
@@ -315,7 +316,9 @@ class SegmentWriter:
         if code == SEGMENT_IS_SEALED:
             raise SegmentSealedError(self.segment, self.unacked())
         if code in (WRONG_HOST, INVALID_EVENT_NUMBER):
-            raise _Reconnect(f"segment store answered {'WrongHost' if code == WRONG_HOST else 'InvalidEventNumber'}")
+            raise _Reconnect(
+                f"segment store answered {'WrongHost' if code == WRONG_HOST else 'InvalidEventNumber'}"
+            )
         if code == NO_SUCH_SEGMENT:
             raise ConnectorError(f"segment {self.segment} does not exist (deleted, or its transaction ended)")
         if code == ERROR_MESSAGE:

@@ -136,7 +136,9 @@ def write_batches(options: PravegaSinkOptions, batches: Iterator[pa.RecordBatch]
     except BaseException:
         txn.close()
         try:
-            shared_controller(options.connection).end_txn(options.scope, options.stream, txn.txn_id, commit=False)
+            shared_controller(options.connection).end_txn(
+                options.scope, options.stream, txn.txn_id, commit=False
+            )
         except Exception as e:  # the original error matters more
             LOG.warning("could not abort transaction %032x: %s", txn.txn_id, e)
         raise

@@ -23,7 +23,12 @@ from __future__ import annotations
 import time
 
 from connector_base import ConnectorError
-from connectors.pravega.controller_client import ConnectionSettings, SegmentRange, segment_name, shared_controller
+from connectors.pravega.controller_client import (
+    ConnectionSettings,
+    SegmentRange,
+    segment_name,
+    shared_controller,
+)
 from connectors.pravega.event_router import EventRouter
 from connectors.pravega.event_writer import tls_context
 from connectors.pravega.segment_writer import SegmentSealedError, SegmentWriter
@@ -83,7 +88,8 @@ class PravegaTransaction:
 
     def _sealed(self, e: SegmentSealedError) -> ConnectorError:
         return ConnectorError(
-            f"transaction {self.txn_id:032x} on {self.scope}/{self.stream}: its segment {e.segment} was sealed "
+            f"transaction {self.txn_id:032x} on {self.scope}/{self.stream}: its segment {e.segment} "
+            "was sealed "
             "(the transaction was committed or aborted, or its lease ran out)"
         )
 
@@ -147,7 +153,8 @@ class PravegaTransaction:
             while (state := self.state()) != "COMMITTED":
                 if state in ("ABORTING", "ABORTED") or time.monotonic() > deadline:
                     raise ConnectorError(
-                        f"transaction {self.txn_id:032x} on {self.scope}/{self.stream} is {state} after its commit"
+                        f"transaction {self.txn_id:032x} on {self.scope}/{self.stream} is {state} "
+                        "after its commit"
                     )
                 time.sleep(0.05)
 
@@ -174,6 +181,9 @@ class PravegaTransactionalWriter:
         txn_id, segments, token = controller.create_txn(self.scope, self.stream, self.lease_ms)
         if not segments:
             raise ConnectorError(
-                f"createTransaction on {self.scope}/{self.stream} answered no segments (is the stream sealed?)"
+                f"createTransaction on {self.scope}/{self.stream} answered no segments "
+                "(is the stream sealed?)"
             )
-        return PravegaTransaction(self.settings, self.scope, self.stream, txn_id, segments, token, self.lease_ms)
+        return PravegaTransaction(
+            self.settings, self.scope, self.stream, txn_id, segments, token, self.lease_ms
+        )

@@ -50,7 +50,9 @@ def _events(data: bytes) -> list[bytes]:
     return out
 
 
-def segment_events(cluster: PravegaCluster, scope: str, stream: str, segment_ids: set[int]) -> dict[int, list[bytes]]:
+def segment_events(
+    cluster: PravegaCluster, scope: str, stream: str, segment_ids: set[int]
+) -> dict[int, list[bytes]]:
     """Every event of each segment, in order."""
     client = PravegaClusterClient(_settings(cluster))
     try:
@@ -200,3 +202,44 @@ def test_a_resent_append_is_stored_once(any_pravega_cluster: PravegaCluster, los
         assert writer.stats.resent_blocks >= 1
     got = segment_events(any_pravega_cluster, scope, stream, {segment})[segment]
     assert got == [f"before:{i}".encode() for i in range(100)] + [f"after:{i}".encode() for i in range(100)]
+
+
+def _watermark_bounds(event: bytes) -> tuple[int, int]:
+    """Lower and upper time bound of a serialized ``Watermark`` (Pravega's ``VersionedSerializer``:
+    format byte, object version 0, revision count, revision 0, its length, then the fields)."""
+    _format, version, _count, revision, _length = struct.unpack_from(">bbbbi", event, 0)
+    assert (version, revision) == (0, 0), (version, revision)
+    lower, upper = struct.unpack_from(">qq", event, 8)
+    return lower, upper
+
+
+def test_noted_times_become_the_streams_watermarks(any_pravega_cluster: PravegaCluster) -> None:
+    """Pravega's controller turns writers' noted times into watermarks on ``_MARK<stream>``."""
+    if any_pravega_cluster.is_emulator:
+        pytest.skip("emulator: accepts noteTimestampFromWriter and ignores it; it writes no _MARK stream")
+    scope, stream = _stream(any_pravega_cluster, 2)
+    settings = _settings(any_pravega_cluster)
+    writer = PravegaEventWriter(settings, scope, stream)
+    noted = []
+    for round_ in range(3):
+        payloads, keys = _keyed(f"w{round_}", 200)
+        writer.write_many(payloads, keys)
+        noted.append(1_700_000_000_000 + round_ * 1000)
+        writer.note_time(noted[-1])
+        assert all(offset > 0 for offset in writer.position.values()), writer.position
+        time.sleep(1)
+    marks = f"_MARK{stream}"
+    deadline = time.monotonic() + 60  # the controller computes watermarks every 10 s by default
+    bounds: list[tuple[int, int]] = []
+    while time.monotonic() < deadline and not bounds:
+        segments = {s.segment_id for s in shared_controller(settings).current_segments(scope, marks)}
+        bounds = [
+            _watermark_bounds(e)
+            for evs in segment_events(any_pravega_cluster, scope, marks, segments).values()
+            for e in evs
+        ]
+        time.sleep(1)
+    writer.close()
+    assert bounds, f"no watermark on {scope}/{marks} within 60 s"
+    for lower, upper in bounds:
+        assert noted[0] <= lower <= upper <= noted[-1], (bounds, noted)

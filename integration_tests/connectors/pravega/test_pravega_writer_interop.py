@@ -26,7 +26,8 @@ pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(
         find_spec("pravega_client") is None,
-        reason="the official client (PyPI pravega 0.3.8) is not installed: it has wheels for CPython 3.11 only",
+        reason="the official client (PyPI pravega 0.3.8) is not installed: "
+        "it has wheels for CPython 3.11 only",
     ),
 ]
 
@@ -59,7 +60,9 @@ def _official_read(uri: str, scope: str, stream: str, expected: int, timeout: fl
         reader.reader_offline()
 
 
-def _official_write(uri: str, scope: str, stream: str, plain: list[tuple[str, bytes]], txn: list[tuple[str, bytes]]) -> None:
+def _official_write(
+    uri: str, scope: str, stream: str, plain: list[tuple[str, bytes]], txn: list[tuple[str, bytes]]
+) -> None:
     import pravega_client
 
     manager = pravega_client.StreamManager(uri)

@@ -79,5 +79,7 @@ def test_a_stream_without_segments_is_refused() -> None:
 
 def test_event_framing_and_recovery_of_unacknowledged_events() -> None:
     assert frame_event(b"abc") == struct.pack(">ii", 0, 3) + b"abc"
-    block = _Block(bytearray(frame_event(b"one") + frame_event(b"") + frame_event(b"three")), ["a", None, "c"])
+    block = _Block(
+        bytearray(frame_event(b"one") + frame_event(b"") + frame_event(b"three")), ["a", None, "c"]
+    )
     assert block.events() == [("a", b"one"), (None, b""), ("c", b"three")]
