@@ -198,6 +198,11 @@ class PravegaEventWriter:
         raise ConnectorError(f"{self.scope}/{self.stream}: more than {MAX_RESCALES} seals in a row")
 
     @property
+    def reconnects(self) -> int:
+        """How often the current segments' connections were made again after a failure."""
+        return sum(w.stats.reconnects for w in self._writers)
+
+    @property
     def position(self) -> dict[int, int]:
         """Current segment id -> the store's write offset after this writer's last acknowledged append
         (0 where it has not appended)."""

@@ -93,6 +93,11 @@ class PravegaTransaction:
             "(the transaction was committed or aborted, or its lease ran out)"
         )
 
+    @property
+    def reconnects(self) -> int:
+        """How often the transaction segments' connections were made again after a failure."""
+        return sum(w.stats.reconnects for w in self._writers)
+
     def ping(self) -> None:
         """Extend the lease by ``lease_ms``; raise if the transaction is no longer open."""
         answer = self._controller.ping_txn(self.scope, self.stream, self.txn_id, self.lease_ms)
