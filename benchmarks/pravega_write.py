@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from connectors.testing.pravega_cluster import Backend, pravega_cluster, run_isolated, unique_name  # noqa: E402
+from sparkflow_testing.pravega.cluster import Backend, pravega_cluster, run_isolated, unique_name  # noqa: E402
 
 BATCH = 10_000
 """Events per ``write_many`` call (the sink's Arrow batch)."""
@@ -55,7 +55,7 @@ def _stream(uri: str, segments: int) -> tuple[str, str]:
 
 def _drop(uri: str, scope: str, stream: str) -> None:
     """Delete the stream: the standalone keeps segments in its heap (1 GiB), which 1M-event rounds fill."""
-    from connectors.testing.pravega_admin import admin_for
+    from sparkflow_testing.pravega.admin import admin_for
 
     admin = admin_for(uri)
     try:

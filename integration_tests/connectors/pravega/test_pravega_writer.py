@@ -22,8 +22,8 @@ from connectors.pravega.event_router import EventRouter
 from connectors.pravega.event_writer import PravegaEventWriter
 from connectors.pravega.segment_writer import SegmentWriter
 from connectors.pravega.transactional_writer import PravegaTransactionalWriter
-from connectors.testing.fault_proxy import Direction, FaultProxy
-from connectors.testing.pravega_cluster import PravegaCluster, unique_name
+from sparkflow_testing.network.fault_proxy import Direction, FaultProxy
+from sparkflow_testing.pravega.cluster import PravegaCluster, unique_name
 
 pytestmark = pytest.mark.integration
 

@@ -20,7 +20,7 @@ from connectors.pravega.controller_client import ConnectionSettings, shared_cont
 from connectors.pravega.event_router import EventRouter
 from connectors.pravega.event_writer import PravegaEventWriter
 from connectors.pravega.transactional_writer import PravegaTransactionalWriter
-from connectors.testing.pravega_cluster import PravegaCluster, run_isolated, unique_name
+from sparkflow_testing.pravega.cluster import PravegaCluster, run_isolated, unique_name
 
 pytestmark = [
     pytest.mark.integration,

@@ -20,7 +20,7 @@ from test_pravega_writer import segment_events
 from connectors.pravega.controller_client import ConnectionSettings, shared_controller
 from connectors.pravega.event_writer import PravegaEventWriter
 from connectors.pravega.transactional_writer import PravegaTransactionalWriter
-from connectors.testing.pravega_cluster import EmulatorProcess, start_emulator, unique_name
+from sparkflow_testing.pravega.cluster import EmulatorProcess, start_emulator, unique_name
 
 pytestmark = pytest.mark.integration
 
