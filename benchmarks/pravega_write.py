@@ -33,6 +33,7 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from sparkflow_testing.pravega.cluster import Backend, pravega_cluster, run_isolated, unique_name  # noqa: E402
+from sparkflow_testing.pravega.standalone import PravegaStandalone  # noqa: E402
 
 BATCH = 10_000
 """Events per ``write_many`` call (the sink's Arrow batch)."""
@@ -170,9 +171,18 @@ def main() -> None:
         "--backend", choices=[Backend.STANDALONE, Backend.EMULATOR], default=Backend.STANDALONE
     )
     parser.add_argument("--controller", help="a running Pravega's controller URI (no server is started)")
+    parser.add_argument("--heap", default="4g", help="the standalone JVM heap (it keeps segments in memory)")
     args = parser.parse_args()
     if args.controller:
         run(args.controller, args)
+        return
+    if args.backend == Backend.STANDALONE:
+        server = PravegaStandalone(Path("/tmp") / unique_name("bench-pravega-write"), heap=args.heap)
+        server.start()
+        try:
+            run(server.controller_uri, args)
+        finally:
+            server.stop()
         return
     with pravega_cluster(
         log_dir=Path("/tmp") / unique_name("bench-pravega-write"), backend=args.backend
