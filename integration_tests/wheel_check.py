@@ -41,7 +41,9 @@ def round_trip(config: dict[str, Any]) -> dict[str, dict[str, object]]:
             [(f"k{i % 5}", v) for i, v in enumerate(values)], "key string, value string"
         )
         common = {"kafka.bootstrap.servers": config["kafka_bootstrap"]}
-        df.write.format("kafka-unified").options(**common).option("topic", config["kafka_topic"]).save()
+        df.write.format("kafka-unified").options(**common).option("topic", config["kafka_topic"]).mode(
+            "append"
+        ).save()
         read = spark.read.format("kafka-unified").options(**common).option("subscribe", config["kafka_topic"])
         return _sorted_strings(read.load().collect(), "value")
 
