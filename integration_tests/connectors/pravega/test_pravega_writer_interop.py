@@ -62,7 +62,7 @@ def _official_read(uri: str, scope: str, stream: str, expected: int, timeout: fl
 
 def _official_write(
     uri: str, scope: str, stream: str, plain: list[tuple[str, bytes]], txn: list[tuple[str, bytes]]
-) -> None:
+) -> int:
     import pravega_client
 
     manager = pravega_client.StreamManager(uri)
@@ -74,7 +74,8 @@ def _official_write(
     transaction = txn_writer.begin_txn()
     for key, payload in txn:
         transaction.write_event_bytes(payload, key)
-    transaction.commit()
+    transaction.commit()  # returns once the controller accepted it (COMMITTING)
+    return int(transaction.get_txn_id())
 
 
 # --- tests ----------------------------------------------------------------------------------------
@@ -119,7 +120,13 @@ def test_official_written_ours_routed_alike(any_pravega_cluster: PravegaCluster)
     settings, scope, stream = _stream(any_pravega_cluster, 8)
     plain = [(KEYS[i % len(KEYS)], f"{KEYS[i % len(KEYS)]}|{i}".encode()) for i in range(1000)]
     txn = [(KEYS[i % len(KEYS)], f"{KEYS[i % len(KEYS)]}|{i}".encode()) for i in range(1000, 1300)]
-    run_isolated(_official_write, any_pravega_cluster.controller_uri, scope, stream, plain, txn, timeout=180)
+    txn_id = run_isolated(
+        _official_write, any_pravega_cluster.controller_uri, scope, stream, plain, txn, timeout=180
+    )
+    deadline = time.monotonic() + 60
+    while (state := shared_controller(settings).txn_state(scope, stream, txn_id)) != "COMMITTED":
+        assert state == "COMMITTING" and time.monotonic() < deadline, state
+        time.sleep(0.1)
     segments = shared_controller(settings).current_segments(scope, stream)
     router = EventRouter(segments)
     got = segment_events(any_pravega_cluster, scope, stream, {s.segment_id for s in segments})
