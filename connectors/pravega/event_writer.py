@@ -23,7 +23,6 @@ Threading: one writer is used by one thread.
 from __future__ import annotations
 
 import logging
-import ssl
 import time
 import uuid
 
@@ -37,9 +36,10 @@ from connectors.pravega.controller_client import (
     shared_controller,
 )
 from connectors.pravega.event_router import EventRouter
+from connectors.pravega.segment_store_client import tls_context
 from connectors.pravega.segment_writer import SegmentSealedError, SegmentWriter
 
-__all__ = ["PravegaEventWriter", "tls_context"]
+__all__ = ["PravegaEventWriter"]
 
 LOG = logging.getLogger(__name__)
 
@@ -48,13 +48,6 @@ MAX_RESCALES = 100
 good answers sealed forever)."""
 SEAL_POLL_S = 0.1
 """How often the controller is asked whether a sealed segment's successors are current."""
-
-
-def tls_context(settings: ConnectionSettings) -> ssl.SSLContext | None:
-    """With ``tls_enabled``, a context trusting ``trust_store`` (else the system's CAs)."""
-    if not settings.tls_enabled:
-        return None
-    return ssl.create_default_context(cafile=settings.trust_store or None)
 
 
 class PravegaEventWriter:
@@ -68,7 +61,7 @@ class PravegaEventWriter:
         self.stream = stream
         self.writer_name = writer_name or f"sparkflow-{uuid.uuid4()}"
         self._controller: ControllerClient = shared_controller(settings)
-        self._tls = tls_context(settings)
+        self._tls = tls_context(settings.tls_enabled, settings.trust_store)
         self._token = ""
         self._noted = False
         self._writers: list[SegmentWriter] = []

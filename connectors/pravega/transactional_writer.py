@@ -30,7 +30,7 @@ from connectors.pravega.controller_client import (
     shared_controller,
 )
 from connectors.pravega.event_router import EventRouter
-from connectors.pravega.event_writer import tls_context
+from connectors.pravega.segment_store_client import tls_context
 from connectors.pravega.segment_writer import SegmentSealedError, SegmentWriter
 
 __all__ = ["DEFAULT_LEASE_MS", "PravegaTransaction", "PravegaTransactionalWriter", "transaction_segment"]
@@ -66,7 +66,7 @@ class PravegaTransaction:
         self.lease_ms = lease_ms
         self._controller = shared_controller(settings)
         self._router = EventRouter(segments)
-        tls = tls_context(settings)
+        tls = tls_context(settings.tls_enabled, settings.trust_store)
         controller = self._controller
 
         def writer(seg_id: int) -> SegmentWriter:

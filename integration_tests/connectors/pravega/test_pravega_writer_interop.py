@@ -9,11 +9,11 @@ while it blocks. Where it is not installed (Python 3.12 and later) the module is
 
 from __future__ import annotations
 
-import asyncio
 import time
 from importlib.util import find_spec
 
 import pytest
+from test_emulator_conformance import _read_all
 from test_pravega_writer import segment_events
 
 from connectors.pravega.controller_client import ConnectionSettings, shared_controller
@@ -42,20 +42,8 @@ def _official_read(uri: str, scope: str, stream: str, expected: int, timeout: fl
     group = manager.create_reader_group(unique_name("rg"), scope, stream, False)
     reader = group.create_reader("r1")
 
-    async def read() -> list[bytes]:
-        events: list[bytes] = []
-        deadline = time.monotonic() + timeout
-        settle_until = None
-        while time.monotonic() < deadline and (settle_until is None or time.monotonic() < settle_until):
-            segment_slice = await reader.get_segment_slice_async()
-            events.extend(bytes(event.data()) for event in segment_slice)
-            reader.release_segment(segment_slice)
-            if len(events) >= expected and settle_until is None:
-                settle_until = time.monotonic() + 1.5
-        return events
-
     try:
-        return asyncio.run(read())
+        return _read_all(reader, expected, timeout=timeout)
     finally:
         reader.reader_offline()
 
