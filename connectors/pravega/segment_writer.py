@@ -142,14 +142,20 @@ class SegmentWriter:
         self._pending = _Block(bytearray(), [])
         self._request_id = 0
         self.stats = _Stats()
+        self._retry = self._new_retry()
         self._connect()
+
+    def _new_retry(self) -> NetworkRetry:
+        """The bound on failures since the last acknowledgement (a store that keeps answering
+        WrongHost after a successful set-up fails the writer too, never loops)."""
+        return NetworkRetry(
+            f"segment store append to {self.segment}", "its segment store", self._network_timeout_ms
+        )
 
     # --- connection -------------------------------------------------------------------------------
     def _connect(self) -> None:
         """Connect, set up appends and resend what the store does not hold (within the bound)."""
-        retry = NetworkRetry(
-            f"segment store append to {self.segment}", "its segment store", self._network_timeout_ms
-        )
+        retry = self._retry
         while True:
             retry.attempt()
             conn: SegmentStoreClient | None = None
@@ -206,10 +212,12 @@ class SegmentWriter:
                 pass
 
     def _reconnect(self, why: BaseException) -> None:
+        """Count the failure against ``networkTimeoutMs`` (since the last acknowledgement), connect again."""
         LOG.info("append connection of %s failed (%s); reconnecting", self.segment, why)
         self.stats.reconnects += 1
         self._close(self._conn)
         self._conn = None
+        self._retry.failed(why)
         self._connect()
 
     # --- appends -----------------------------------------------------------------------------------
@@ -299,6 +307,8 @@ class SegmentWriter:
                 b.i64()  # request id
                 if b.pos < len(body):
                     self.stats.write_offset = b.i64()
+                if self._inflight and self._inflight[0].last_event_number <= event_number:
+                    self._retry = self._new_retry()
                 while self._inflight and self._inflight[0].last_event_number <= event_number:
                     self._ack_front()
                 return
