@@ -271,7 +271,7 @@ PYTHONS = ("3.11", "3.12", "3.13")
 MATRIX_EXTRAS = "kafka,kinesis,pravega"
 UNIT_TEST_TOOLS = ("pytest>=8,<10", "pytest-timeout>=2.3,<3", "hypothesis>=6.100,<7")
 """What the unit tests need beyond the wheel and its extras."""
-INSTALL_TIMEOUT_S = 900
+INSTALL_TIMEOUT_S = 1800
 UNIT_TESTS_NOT_OF_THE_WHEEL = (
     "--ignore=unit_tests/sparkflow_testing",
     "--ignore=unit_tests/test_import_structure.py",
