@@ -25,6 +25,7 @@ import zipfile
 from collections.abc import Iterator
 from importlib.metadata import distribution
 from pathlib import Path
+from typing import Any
 
 import pytest
 from packaging.requirements import Requirement
@@ -263,3 +264,129 @@ def test_the_testing_distribution_ships_the_launchers(tmp_path: Path) -> None:
 def test_every_registration_module_is_in_py_modules() -> None:
     """A ``pyspark_*.py`` left out of ``py-modules`` would be missing from the wheel, silently."""
     assert {p.stem for p in ROOT.glob("pyspark_*.py")} <= set(MODULES)
+
+
+# --- the wheel on every Python pyspark supports ----------------------------------------------------
+PYTHONS = ("3.11", "3.12", "3.13")
+MATRIX_EXTRAS = "kafka,kinesis,pravega"
+UNIT_TEST_TOOLS = ("pytest>=8,<10", "pytest-timeout>=2.3,<3", "hypothesis>=6.100,<7")
+"""What the unit tests need beyond the wheel and its extras."""
+INSTALL_TIMEOUT_S = 1800
+UNIT_TESTS_NOT_OF_THE_WHEEL = (
+    "--ignore=unit_tests/sparkflow_testing",
+    "--ignore=unit_tests/test_import_structure.py",
+)
+"""Tests of the test infrastructure (another distribution) and of the source tree's imports."""
+
+
+SUITE_PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
+VERSION_PROBE = "import sys; print('%d.%d' % sys.version_info[:2])"
+
+
+def _unit_tests(python: Path, version: str, work: Path) -> None:
+    """The unit tests of what the wheel ships, against the installed wheel (not the checkout)."""
+    shutil.copytree(ROOT / "unit_tests", work / "unit_tests", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("conftest.py", "pyproject.toml"):  # the spark fixture; pytest's markers and timeouts
+        shutil.copy2(ROOT / name, work / name)
+    command = [str(python), "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "unit_tests"]
+    tests = _run([*command, *UNIT_TESTS_NOT_OF_THE_WHEEL], cwd=work, timeout=INSTALL_TIMEOUT_S)
+    assert tests.returncode == 0, (
+        f"unit tests on Python {version}:\n{tests.stdout[-6000:]}{tests.stderr[-2000:]}"
+    )
+
+
+def find_python(version: str) -> Path | None:
+    """A CPython ``version`` (``3.12``) that runs: ``python3.12`` on PATH (a pyenv shim without that
+    version installed does not run), else the newest under pyenv's ``versions/``."""
+    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    installed = sorted(
+        (p for p in root.glob(f"{version}.*") if p.name.removeprefix(f"{version}.").isdigit()),
+        key=lambda p: int(p.name.rsplit(".", 1)[1]),
+    )
+    on_path = shutil.which(f"python{version}")
+    candidates = [Path(on_path)] if on_path else []
+    candidates += [p / "bin" / "python" for p in reversed(installed)]
+    for python in candidates:
+        try:
+            probe = _run([str(python), "-c", VERSION_PROBE], cwd=Path.cwd(), timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if probe.returncode == 0 and probe.stdout.strip() == version:
+            return python
+    return None
+
+
+@pytest.fixture(scope="module")
+def round_trip_brokers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """Real Apache Kafka, real Pravega standalone (or the run's backend), a Kinesis endpoint (moto)."""
+    import contextlib
+
+    from sparkflow_testing.kafka.apache_kafka import start_apache_kafka
+    from sparkflow_testing.kinesis.endpoint import start_moto
+    from sparkflow_testing.pravega.cluster import default_backend, pravega_cluster
+
+    with contextlib.ExitStack() as stack:
+        kafka = start_apache_kafka()
+        stack.callback(kafka.stop)
+        kinesis = start_moto()
+        stack.callback(kinesis.stop)
+        log_dir = tmp_path_factory.mktemp("pravega-logs")
+        pravega = stack.enter_context(pravega_cluster(log_dir=log_dir, backend=default_backend()))
+        yield {"kafka": kafka, "kinesis": kinesis, "pravega": pravega}
+
+
+@pytest.mark.timeout(2 * INSTALL_TIMEOUT_S)
+@pytest.mark.parametrize("version", PYTHONS)
+def test_wheel_on_every_python(
+    version: str, wheel: Path, round_trip_brokers: dict[str, Any], tmp_path: Path
+) -> None:
+    """A fresh venv of ``version`` installs ``wheel[kafka,kinesis,pravega]`` from the package index
+    (pip's cache makes repeats cheap), passes the unit tests of what the wheel ships (on the other
+    Pythons than the suite's own, where the suite runs them anyway), and round-trips rows through
+    every format's sink and source on the real brokers."""
+    python = find_python(version)
+    if python is None:
+        pytest.skip(f"no CPython {version}: neither python{version} on PATH nor one under pyenv's versions")
+    began = time.monotonic()
+    venv = tmp_path / "venv"
+    made = _run([str(python), "-m", "venv", str(venv)], cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    venv_python = venv / "bin" / "python"
+    install = [str(venv_python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    proc = _run(
+        [*install, f"{wheel}[{MATRIX_EXTRAS}]", *UNIT_TEST_TOOLS], cwd=tmp_path, timeout=INSTALL_TIMEOUT_S
+    )
+    assert proc.returncode == 0, f"Python {version}: {proc.stderr[-4000:]}"
+    installed = time.monotonic()
+
+    work = tmp_path / "work"
+    work.mkdir()
+    if version != SUITE_PYTHON:  # the suite itself runs the unit tests on its own Python
+        _unit_tests(venv_python, version, work)
+    unit_s = time.monotonic() - installed
+
+    brokers = round_trip_brokers
+    kafka, kinesis, pravega = brokers["kafka"], brokers["kinesis"], brokers["pravega"]
+    tag = version.replace(".", "")
+    config = {
+        "kafka_bootstrap": kafka.bootstrap,
+        "kafka_topic": kafka.create_topic(partitions=2),
+        "kinesis_options": kinesis.options(streamName=kinesis.create_stream(2)),
+        "pravega_controller": pravega.controller_uri,
+        "pravega_scope": f"wheel{tag}{os.getpid()}",
+        "pravega_stream": f"rt{int(time.time())}",
+        "files_dir": str(work / "files"),
+    }
+    (work / "round_trip.json").write_text(json.dumps(config))
+    shutil.copy2(Path(__file__).with_name("wheel_check.py"), work / "wheel_check.py")
+    proc = _run([str(venv_python), "wheel_check.py", "--round-trip", "round_trip.json"], cwd=work)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stdout[-2000:] + proc.stderr[-4000:]
+    result = json.loads(lines[0].removeprefix("RESULT "))
+    expected = [f"row-{i:03d}" for i in range(50)]
+    for fmt in ("kafka", "kinesis", "pravega", "files"):
+        assert result[fmt] == {"ok": expected}, f"{fmt} on Python {version}: {str(result[fmt])[:3000]}"
+    print(
+        f"Python {version} ({python}): {installed - began:.1f}s to install, {unit_s:.1f}s unit tests, "
+        f"{time.monotonic() - installed - unit_s:.1f}s round trips"
+    )

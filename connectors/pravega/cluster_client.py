@@ -28,6 +28,7 @@ from connectors.pravega.segment_store_client import (
     SegmentStoreClient,
     SegmentStoreConnectionError,
     WrongHostError,
+    tls_context,
 )
 from connectors.pravega.split import segment_split_id
 
@@ -94,10 +95,8 @@ class PravegaClusterClient:
 
     def _tls_context(self) -> ssl.SSLContext | None:
         """With ``tls_enabled``, a context trusting ``trust_store`` (else the system's CAs)."""
-        if not self.settings.tls_enabled:
-            return None
         if self._tls is None:
-            self._tls = ssl.create_default_context(cafile=self.settings.trust_store or None)
+            self._tls = tls_context(self.settings.tls_enabled, self.settings.trust_store)
         return self._tls
 
     def _drop(self, scope: str, stream: str, segment_id: int) -> None:

@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 pb: Any = None  # the generated messages (no type stubs), imported with grpc by the first client
-CLIENT_MODULES = ("grpc", "google.protobuf")
+CLIENT_MODULES = ("grpc", "google.protobuf", "mmh3")
 SERVICE = "/io.pravega.controller.stream.api.grpc.v1.ControllerService/"
 DEFAULT_NETWORK_TIMEOUT_MS = 120_000
 """How long calls that read and fail on the network are retried (``networkTimeoutMs``)."""
@@ -269,6 +269,63 @@ class ControllerClient:
                 f"{method} of transaction {txn_id:032x} on {scope}/{stream} answered "
                 f"{pb.TxnStatus.Status.Name(reply.status)}"
             )
+
+    # --- the writer: scopes, streams, transactions, writer marks ----------------------------------
+    def create_scope(self, scope: str) -> bool:
+        """Create a scope; ``False`` when it exists already."""
+        reply = self._call("createScope", pb.ScopeInfo(scope=scope), pb.CreateScopeStatus)
+        if reply.status not in (pb.CreateScopeStatus.SUCCESS, pb.CreateScopeStatus.SCOPE_EXISTS):
+            raise ConnectorError(
+                f"createScope {scope} answered {pb.CreateScopeStatus.Status.Name(reply.status)}"
+            )
+        return bool(reply.status == pb.CreateScopeStatus.SUCCESS)
+
+    def create_stream(self, scope: str, stream: str, segments: int) -> bool:
+        """Create a stream of ``segments`` fixed segments; ``False`` when it exists already."""
+        policy = pb.ScalingPolicy(
+            scaleType=pb.ScalingPolicy.FIXED_NUM_SEGMENTS,
+            targetRate=0,
+            scaleFactor=0,
+            minNumSegments=segments,
+        )
+        config = pb.StreamConfig(streamInfo=self._stream(scope, stream), scalingPolicy=policy)
+        reply = self._call("createStream", config, pb.CreateStreamStatus)
+        if reply.status not in (pb.CreateStreamStatus.SUCCESS, pb.CreateStreamStatus.STREAM_EXISTS):
+            raise ConnectorError(
+                f"createStream {scope}/{stream} answered {pb.CreateStreamStatus.Status.Name(reply.status)}"
+            )
+        return bool(reply.status == pb.CreateStreamStatus.SUCCESS)
+
+    def create_txn(self, scope: str, stream: str, lease_ms: int) -> tuple[int, list[SegmentRange], str]:
+        """Open a transaction: its id, the segments it writes to and a delegation token."""
+        request = pb.CreateTxnRequest(streamInfo=self._stream(scope, stream), lease=lease_ms)
+        reply = self._call("createTransaction", request, pb.CreateTxnResponse)
+        txn_id = ((reply.txnId.highBits & 0xFFFFFFFFFFFFFFFF) << 64) | (
+            reply.txnId.lowBits & 0xFFFFFFFFFFFFFFFF
+        )
+        return txn_id, [_range(r) for r in reply.activeSegments], str(reply.delegationToken)
+
+    def ping_txn(self, scope: str, stream: str, txn_id: int, lease_ms: int) -> str:
+        """Extend a transaction's lease; the answer's name (``OK`` when it was extended)."""
+        request = pb.PingTxnRequest(
+            streamInfo=self._stream(scope, stream), txnId=self._txn(txn_id), lease=lease_ms
+        )
+        reply = self._call("pingTransaction", request, pb.PingTxnStatus)
+        return str(pb.PingTxnStatus.Status.Name(reply.status))
+
+    def note_timestamp(
+        self, scope: str, stream: str, writer: str, timestamp_ms: int, position: dict[int, int]
+    ) -> str:
+        """``noteTimestampFromWriter``: the writer's time at ``position`` (segment id -> offset written)."""
+        cut = pb.StreamCut(streamInfo=self._stream(scope, stream), cut=position)
+        request = pb.TimestampFromWriter(writer=writer, position=cut, timestamp=timestamp_ms)
+        reply = self._call("noteTimestampFromWriter", request, pb.TimestampResponse)
+        return str(pb.TimestampResponse.Status.Name(reply.result))
+
+    def remove_writer(self, scope: str, stream: str, writer: str) -> None:
+        """``removeWriter``: a writer that noted times has finished (watermarks stop waiting for it)."""
+        request = pb.RemoveWriterRequest(writer=writer, stream=self._stream(scope, stream))
+        self._call("removeWriter", request, pb.RemoveWriterResponse)
 
     def close(self) -> None:
         """Close the channel."""

@@ -31,6 +31,7 @@ __all__ = [
     "SegmentStoreClient",
     "SegmentTruncatedError",
     "MAX_READ_BYTES",
+    "tls_context",
 ]
 
 WIRE_VERSION = 15
@@ -85,6 +86,13 @@ class SegmentInfo:
     head: int
     tail: int
     sealed: bool
+
+
+def tls_context(tls_enabled: bool, trust_store: str | None) -> ssl.SSLContext | None:
+    """With ``tls_enabled``, a context trusting ``trust_store`` (else the system's CAs)."""
+    if not tls_enabled:
+        return None
+    return ssl.create_default_context(cafile=trust_store or None)
 
 
 def _str(value: str) -> bytes:

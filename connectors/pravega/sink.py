@@ -3,25 +3,25 @@
 Columns: ``event`` (binary or string, required) and ``routing_key`` (string, optional); other
 columns are ignored, so a ``format("pravega")`` read can be written back as it is.
 
-* ``exactly_once=false`` (default): each task writes through the official client's event writer
-  and flushes before it reports success. A retried task or re-run batch writes again: at least once.
-* ``exactly_once=true``: each task writes into its own Pravega transaction and waits until the
-  transaction segments hold every byte it wrote (checked with ``GetStreamSegmentInfo``: the
-  official client has no flush for transactions); the driver commits all transactions of the job
+Writes go through the connector's own writer (:mod:`connectors.pravega.event_writer`,
+:mod:`connectors.pravega.transactional_writer`): events land on the segments the official clients
+would choose for their routing keys, and a resent append is deduplicated by the segment store.
+
+* ``exactly_once=false`` (default): each task writes through a ``PravegaEventWriter`` and flushes
+  (every event acknowledged) before it reports success. A retried task or re-run batch writes
+  again: at least once.
+* ``exactly_once=true``: each task writes into its own Pravega transaction and flushes it (every
+  event acknowledged by the transaction segments); the driver commits all transactions of the job
   or micro-batch in ``commit()`` and aborts them in ``abort()``. A failed task attempt aborts its
   transaction, so retried tasks never duplicate events. In streaming, the driver first records the
   batch's transaction ids in a transaction log (``txn_log``: ``<checkpointLocation>/sinks/pravega``
   or ``transaction_log_dir``), so a batch that Spark re-runs after the driver died inside
   ``commit()`` keeps the transactions that committed and aborts their replayed twins.
-
-The official client holds the GIL while it blocks; it runs in Spark's Python workers, never in
-the process of a Pravega server.
 """
 
 from __future__ import annotations
 
 import logging
-import random
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,11 +34,10 @@ from pyspark.sql.types import BinaryType, StringType, StructType
 from typing_extensions import override
 
 from connector_base import ConnectorError
-from connectors.pravega.cluster_client import PravegaClusterClient
 from connectors.pravega.controller_client import shared_controller
-from connectors.pravega.official_client import official_manager
+from connectors.pravega.event_writer import PravegaEventWriter
 from connectors.pravega.options import PravegaSinkOptions
-from connectors.pravega.segment_store_client import NoSuchSegmentError
+from connectors.pravega.transactional_writer import PravegaTransaction, PravegaTransactionalWriter
 from connectors.pravega.txn_log import TransactionLog
 
 __all__ = [
@@ -52,8 +51,6 @@ __all__ = [
 
 LOG = logging.getLogger(__name__)
 
-MAX_INFLIGHT_EVENTS = 10_000
-DURABLE_TIMEOUT_S = 120.0
 COMMITTED_TIMEOUT_S = 120.0
 """How long committed transactions may take to be merged (``COMMITTING`` to ``COMMITTED``)."""
 
@@ -71,10 +68,6 @@ def validate_sink_schema(schema: StructType) -> None:
         )
 
 
-def _manager(options: PravegaSinkOptions) -> Any:
-    return official_manager(options.connection)
-
-
 def ensure_stream(options: PravegaSinkOptions) -> None:
     """Create the scope / stream when allowed; otherwise fail unless the stream exists."""
     controller = shared_controller(options.connection)
@@ -85,10 +78,12 @@ def ensure_stream(options: PravegaSinkOptions) -> None:
             f"Pravega stream {options.scope}/{options.stream} does not exist; set allow_create_stream=true "
             "(and allow_create_scope=true for a new scope) to create it"
         )
-    manager = _manager(options)
     if options.allow_create_scope:
-        manager.create_scope(options.scope)
-    manager.create_stream(options.scope, options.stream, options.segments)
+        controller.create_scope(options.scope)
+    try:
+        controller.create_stream(options.scope, options.stream, options.segments)
+    except ConnectorError as e:
+        LOG.warning("createStream %s/%s failed: %s", options.scope, options.stream, e)
     if not controller.stream_exists(options.scope, options.stream):
         raise ConnectorError(
             f"could not create {options.scope}/{options.stream} (does scope {options.scope} exist? "
@@ -113,74 +108,42 @@ def _columns(batch: pa.RecordBatch) -> tuple[list[Any], list[Any] | None]:
     return events.to_pylist(), keys
 
 
-def _write_all(target: Any, batches: Iterator[pa.RecordBatch]) -> tuple[int, int]:
-    count = size = 0
+def _write_all(target: PravegaEventWriter | PravegaTransaction, batches: Iterator[pa.RecordBatch]) -> int:
+    count = 0
     for batch in batches:
         events, keys = _columns(batch)
-        write = target.write_event_bytes
-        for i, event in enumerate(events):
-            if event is None:
-                raise ConnectorError("the 'event' column holds a null; Pravega events cannot be null")
-            key = keys[i] if keys is not None else None
-            if key is None:
-                write(event)
-            else:
-                write(event, key)
-            size += 8 + len(event)
+        if None in events:
+            raise ConnectorError("the 'event' column holds a null; Pravega events cannot be null")
+        target.write_many(events, keys)
         count += len(events)
-    return count, size
-
-
-def _await_durable(options: PravegaSinkOptions, txn_id: int, expected: int) -> None:
-    """Wait until the transaction segments hold ``expected`` bytes."""
-    client = PravegaClusterClient(options.connection)
-    try:
-        deadline = time.monotonic() + DURABLE_TIMEOUT_S
-        have = 0
-        while True:
-            have = 0
-            for seg in client.current_segments(options.scope, options.stream):
-                txn_segment = (
-                    f"{options.scope}/{options.stream}/{seg.segment_id & 0xFFFFFFFF}"
-                    f".#epoch.{seg.segment_id >> 32}#transaction.{txn_id:032x}"
-                )
-                try:
-                    have += client.info(options.scope, options.stream, seg.segment_id, name=txn_segment).tail
-                except NoSuchSegmentError:
-                    pass
-            if have >= expected or time.monotonic() > deadline:
-                break
-            time.sleep(0.02)
-        if have != expected:
-            raise ConnectorError(
-                f"transaction {txn_id:032x} on {options.scope}/{options.stream} holds {have} of the "
-                f"{expected} bytes written after {DURABLE_TIMEOUT_S}s"
-            )
-    finally:
-        client.close()
+    return count
 
 
 def write_batches(options: PravegaSinkOptions, batches: Iterator[pa.RecordBatch]) -> PravegaCommitMessage:
     """Write every row of one task; in exactly-once mode into a transaction left open for the driver."""
-    manager = _manager(options)
     if not options.exactly_once:
-        writer = manager.create_writer(options.scope, options.stream, MAX_INFLIGHT_EVENTS)
-        count, _size = _write_all(writer, batches)
-        writer.flush()
-        return PravegaCommitMessage(count)
-    txn_writer = manager.create_transaction_writer(options.scope, options.stream, random.getrandbits(63))
-    txn = txn_writer.begin_txn()
-    txn_id = int(txn.get_txn_id())
-    try:
-        count, size = _write_all(txn, batches)
-        _await_durable(options, txn_id, size)
-    except BaseException:
+        writer = PravegaEventWriter(options.connection, options.scope, options.stream)
         try:
-            shared_controller(options.connection).end_txn(options.scope, options.stream, txn_id, commit=False)
+            count = _write_all(writer, batches)
+            writer.flush()
+        finally:
+            writer.abandon()
+        return PravegaCommitMessage(count)
+    txn = PravegaTransactionalWriter(options.connection, options.scope, options.stream).begin()
+    try:
+        count = _write_all(txn, batches)
+        txn.flush()
+    except BaseException:
+        txn.close()
+        try:
+            shared_controller(options.connection).end_txn(
+                options.scope, options.stream, txn.txn_id, commit=False
+            )
         except Exception as e:  # the original error matters more
-            LOG.warning("could not abort transaction %032x: %s", txn_id, e)
+            LOG.warning("could not abort transaction %032x: %s", txn.txn_id, e)
         raise
-    return PravegaCommitMessage(count, txn_id)
+    txn.close()
+    return PravegaCommitMessage(count, txn.txn_id)
 
 
 def _finish(options: PravegaSinkOptions, messages: list[WriterCommitMessage | None], commit: bool) -> int:

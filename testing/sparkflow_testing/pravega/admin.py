@@ -44,6 +44,12 @@ class PravegaAdmin(ControllerClient):
         pb = controller_client.pb
         self._call("deleteScope", pb.ScopeInfo(scope=scope), pb.DeleteScopeStatus)
 
+    def delete_stream(self, scope: str, stream: str) -> None:
+        """Seal and delete a stream (the standalone's in-memory storage then frees its bytes)."""
+        pb = controller_client.pb
+        self._call("sealStream", self._stream(scope, stream), pb.UpdateStreamStatus)
+        self._call("deleteStream", self._stream(scope, stream), pb.DeleteStreamStatus)
+
     def list_scopes(self) -> list[str]:
         """Every scope, in the server's order, following continuation tokens."""
         pb = controller_client.pb
