@@ -42,15 +42,13 @@ $(KINESALITE):
 demo: $(STAMP) $(NATIVE_STAMP)
 	$(PY) -m demos --system $(SYSTEM)
 
-# every test with the compiled Kafka reader, then the Kafka integration tests again with the Python one
+# every test: the Kafka integration tests once per Kafka reader (native, then python) in one lane,
+# everything else in another lane beside it (tools/run_tests.py; --serial runs the lanes in turn)
 test: $(STAMP) $(KINESALITE) $(NATIVE_STAMP)
-	@SPARKFLOW_KAFKA_READER=native $(PY) -m pytest $(PYTEST_ARGS); first=$$?; \
-	SPARKFLOW_KAFKA_READER=python $(PY) -m pytest $(PYTEST_ARGS) integration_tests/connectors/kafka; second=$$?; \
-	echo "pytest: kafka.reader=native run exited $$first, kafka.reader=python Kafka run exited $$second"; \
-	test $$first -eq 0 && test $$second -eq 0
+	$(PY) tools/run_tests.py $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check connector_base connectors testing demos
+	$(VENV)/bin/ruff check connector_base connectors testing demos tools
 	$(VENV)/bin/mypy
 
 bench: $(STAMP) $(NATIVE_STAMP)
