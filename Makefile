@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml testing/pyproject.toml | 
 SYSTEM ?= kafka
 PYTEST_ARGS ?=
 
-.PHONY: demo test venv native lint bench clean
+.PHONY: demo test venv native lint bench clean mutants
 
 $(STAMP): pyproject.toml testing/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -50,6 +50,12 @@ test: $(STAMP) $(KINESALITE) $(NATIVE_STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check connector_base connectors testing demos tools
 	$(VENV)/bin/mypy
+
+# planted bugs, one at a time, each against the tests that guard it (not part of make test; long)
+#   MUTANTS_ARGS='--name NAME' runs one, '--list' lists them (python -m mutants.run --help)
+MUTANTS_ARGS ?=
+mutants: $(STAMP) $(KINESALITE) $(NATIVE_STAMP)
+	$(PY) -m mutants.run $(MUTANTS_ARGS)
 
 bench: $(STAMP) $(NATIVE_STAMP)
 	$(PY) -m benchmarks.run_all
