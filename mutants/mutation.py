@@ -49,8 +49,8 @@ class Mutation:
         found = text.count(self.search)
         if found != 1:
             raise MutationError(
-                f"mutation {self.name}: the search text occurs {found} times in {self.path} (expected once):\n"
-                f"{self.search}"
+                f"mutation {self.name}: the search text occurs {found} times in {self.path} "
+                f"(expected once):\n{self.search}"
             )
         return text.replace(self.search, self.replace)
 

@@ -39,12 +39,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         name="kafka-jaas-error-lists-the-parsed-values",
         guarantee="redaction (no secret in any message)",
         path="connectors/kafka/client_config.py",
-        search="""raise InvalidOptionError("kafka.sasl.jaas.config", REDACTED, 'both username="..." and password="..."')""",
-        replace="""raise InvalidOptionError(
-            "kafka.sasl.jaas.config",
-            REDACTED,
-            f'both username="..." and password="..." (found {", ".join(args.values()) or "none"})',
-        )""",
+        search="""REDACTED, 'both username="..." and password="..."')""",
+        replace="""REDACTED, f'both username="..." and password="..." (found {", ".join(args.values())})')""",
         why="a JAAS line with a password but no username: the error lists the values it parsed",
         tests=(
             "unit_tests/connectors/kafka/test_client_config.py",
@@ -77,15 +73,17 @@ MUTATIONS: tuple[Mutation, ...] = (
         search="msgs = msgs[: bisect.bisect_left(offsets, stop)]",
         replace="msgs = msgs[: bisect.bisect_right(offsets, stop)]",
         why="an executor emits the record at its range's end offset, which the next range reads again",
-        tests=("integration_tests/connectors/kafka/test_kafka_reader.py::test_exact_ranges_replay_and_pooled_consumers",),
+        tests=(
+            "integration_tests/connectors/kafka/test_kafka_reader.py::test_exact_ranges_replay_and_pooled_consumers",
+        ),
         env=REAL_KAFKA,
     ),
     Mutation(
         name="kafka-partition-eof-ignored-under-read-committed",
         guarantee="stop offsets and EOF",
         path=_KAFKA_READER,
-        search="if a is not None and a.stop != NO_STOPPING_OFFSET and m.offset() >= a.stop and a not in finished:",
-        replace="if a is not None and a.stop != NO_STOPPING_OFFSET and m.offset() > a.stop and a not in finished:",
+        search="and m.offset() >= a.stop and a not in finished:",
+        replace="and m.offset() > a.stop and a not in finished:",
         why="a range ending on a transaction marker never finishes (the last stable offset is its end)",
         tests=(
             "integration_tests/connectors/kafka/test_kafka_streaming.py::test_read_committed_stream_crosses_transaction_markers",
@@ -118,7 +116,9 @@ MUTATIONS: tuple[Mutation, ...] = (
         search="if self._options.fail_on_data_loss or resume is None:",
         replace="if resume is None:",
         why="records deleted below a planned range are skipped silently with failOnDataLoss=true",
-        tests=("integration_tests/connectors/kafka/test_kafka_reader.py::test_data_loss_is_detected_on_executors",),
+        tests=(
+            "integration_tests/connectors/kafka/test_kafka_reader.py::test_data_loss_is_detected_on_executors",
+        ),
         env=REAL_KAFKA,
     ),
     Mutation(
@@ -128,7 +128,9 @@ MUTATIONS: tuple[Mutation, ...] = (
         search="if s.partition not in existing.get(s.topic, ()):",
         replace="if s.topic in existing and s.partition not in existing[s.topic]:",
         why="a deleted topic (missing from the metadata altogether) is not reported as data loss",
-        tests=("integration_tests/connectors/kafka/test_kafka_streaming.py::test_deleted_topic_fails_or_is_dropped",),
+        tests=(
+            "integration_tests/connectors/kafka/test_kafka_streaming.py::test_deleted_topic_fails_or_is_dropped",
+        ),
         env=REAL_KAFKA,
     ),
     Mutation(
@@ -157,7 +159,9 @@ MUTATIONS: tuple[Mutation, ...] = (
         search="allowed = allowed[: max_records + 1]",
         replace="allowed = allowed[: max_records + 2]",
         why="the cut at event boundaries admits one event past the quota",
-        tests=("integration_tests/connectors/pravega/test_pravega_read.py::test_continuous_read_sees_new_events_with_limits",),
+        tests=(
+            "integration_tests/connectors/pravega/test_pravega_read.py::test_continuous_read_sees_new_events_with_limits",
+        ),
     ),
     Mutation(
         name="max-files-per-trigger-admits-one-more",
@@ -166,7 +170,10 @@ MUTATIONS: tuple[Mutation, ...] = (
         search="pending = pending[: limits.max_files]",
         replace="pending = pending[: limits.max_files + 1]",
         why="maxFilesPerTrigger admits one file more per batch",
-        tests=("unit_tests/connector_base/spark/test_read_limits.py", "unit_tests/connectors/files/test_files_offset_growth.py"),
+        tests=(
+            "unit_tests/connector_base/spark/test_read_limits.py",
+            "unit_tests/connectors/files/test_files_offset_growth.py",
+        ),
     ),
     # --- exactly once across driver restarts ------------------------------------------------------
     Mutation(
@@ -177,7 +184,10 @@ MUTATIONS: tuple[Mutation, ...] = (
         replace="advanced = any(",
         why="a split handed out but with nothing to read yet (an empty partition, a held successor) is "
         "not written to the offset; after a restart the restored enumerator never hands it out again",
-        tests=("unit_tests/connector_base/spark", "integration_tests/connector_base/test_bridge_streaming.py"),
+        tests=(
+            "unit_tests/connector_base/spark",
+            "integration_tests/connector_base/test_bridge_streaming.py",
+        ),
     ),
     Mutation(
         name="bridge-new-split-first-range-skipped",
@@ -202,8 +212,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         name="kafka-new-partitions-start-at-the-starting-offsets",
         guarantee="successors after predecessors (Kafka new partitions at earliest)",
         path="connectors/kafka/enumerator.py",
-        search="initializer = self._options.starting if not self._initial_done else OffsetsInitializer.earliest()",
-        replace="initializer = self._options.starting",
+        search="self._options.starting if not self._initial_done else OffsetsInitializer.earliest()",
+        replace="self._options.starting",
         why="partitions added after the start begin at startingOffsets=latest and lose their first records",
         tests=(f"{_KAFKA_UNIT}/test_split_and_enumerator.py",),
     ),

@@ -144,9 +144,8 @@ def run_one(mutation: Mutation, log_dir: Path, baseline: bool = False, keep: boo
 def _table(results: list[Result]) -> str:
     rows = ["| # | mutation | guarantee | outcome | seconds | guard's summary |", "|---|---|---|---|---|---|"]
     for i, r in enumerate(results, 1):
-        rows.append(
-            f"| {i} | `{r.mutation.name}` | {r.mutation.guarantee} | {r.outcome} | {r.seconds:.0f} | {r.summary} |"
-        )
+        m = r.mutation
+        rows.append(f"| {i} | `{m.name}` | {m.guarantee} | {r.outcome} | {r.seconds:.0f} | {r.summary} |")
     return "\n".join(rows)
 
 
@@ -158,7 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="mutations run at once (default 1)")
     parser.add_argument("--baseline", action="store_true", help="run the guards on the unmutated tree")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copies")
-    parser.add_argument("--log-dir", type=Path, default=ROOT / ".mutants", help="guard logs (default .mutants/)")
+    parser.add_argument(
+        "--log-dir", type=Path, default=ROOT / ".mutants", help="guard logs (default .mutants/)"
+    )
     parser.add_argument("--report", type=Path, help="also write the result table (markdown) here")
     parser.add_argument("--min-score", type=float, default=90.0, help="exit non-zero below this score (%%)")
     args = parser.parse_args(argv)
@@ -192,7 +193,10 @@ def main(argv: list[str] | None = None) -> int:
         for n, future in enumerate(concurrent.futures.as_completed(futures), 1):
             r = future.result()
             results.append(r)
-            print(f"[{n}/{len(chosen)}] {r.outcome:8} {r.mutation.name} ({r.seconds:.0f} s): {r.summary}", flush=True)
+            print(
+                f"[{n}/{len(chosen)}] {r.outcome:8} {r.mutation.name} ({r.seconds:.0f} s): {r.summary}",
+                flush=True,
+            )
     order = {m.name: i for i, m in enumerate(chosen)}
     results.sort(key=lambda r: order[r.mutation.name])
     wall = time.monotonic() - began

@@ -86,6 +86,27 @@ def test_no_secret_in_errors_logs_or_offsets(
     assert SECRET not in printed.out and SECRET not in printed.err
 
 
+@pytest.mark.parametrize("module", ["plain.PlainLoginModule", "scram.ScramLoginModule"])
+def test_a_jaas_password_without_a_username_is_never_shown(
+    spark: Any, reference_broker: KafkaBroker, capfd: Any, module: str
+) -> None:
+    # a password as people choose them: nothing about its shape says "secret", only its place does
+    password = "correct-horse-battery"
+    jaas = f'org.apache.kafka.common.security.{module} required password="{password}" serviceName=kafka;'
+    topic = reference_broker.create_topic(1)
+    for load in (
+        lambda: reader(spark, reference_broker, subscribe=topic, **{"kafka.sasl.jaas.config": jaas}).load(),
+        lambda: stream(spark, reference_broker, subscribe=topic, **{"kafka.sasl.jaas.config": jaas}).load(),
+    ):
+        with pytest.raises(Exception) as info:
+            load()
+        message = str(info.value)
+        assert "kafka.sasl.jaas.config" in message and 'both username="..."' in message
+        assert password not in message, message
+    printed = capfd.readouterr()
+    assert password not in printed.out and password not in printed.err
+
+
 def test_idle_pooled_consumers_are_closed_and_stop_logging_once_the_broker_is_gone(capfd: Any) -> None:
     kind = "apache-kafka" if "apache-kafka" in _kinds() else _kinds()[0]
     broker = start_broker(kind)

@@ -6,9 +6,13 @@ holds the GIL while it blocks, so only a process boundary bounds it.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +20,7 @@ import pytest
 from sparkflow_testing.pravega.cluster import PravegaCluster, run_isolated, unique_name
 
 CLIENT_TIMEOUT_S = 120.0
+SINK_CRASH_DRIVER = Path(__file__).with_name("pravega_sink_crash_driver.py")
 
 
 @pytest.fixture(scope="session")
@@ -173,3 +178,18 @@ def wait_batches(batches: list[Any], count: int, query: Any, timeout: float = 12
             return
         time.sleep(0.3)
     raise AssertionError(f"only {total} of {count} rows after {timeout} s")
+
+
+def run_sink_crash_driver(
+    options: dict[str, Any], checkpoint: Path, crash_batch: int | None, mode: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``pravega_sink_crash_driver.py`` (Pravega to Pravega, exactly once) in its own process group,
+    dying inside the sink's commit of ``crash_batch`` (``mode``: ``after-commit``, ``after-log``)."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[3]), env.get("PYTHONPATH", "")])
+    args = [sys.executable, str(SINK_CRASH_DRIVER), json.dumps(options), str(checkpoint)]
+    if crash_batch is not None:
+        args.append(str(crash_batch))
+        if mode is not None:
+            args.append(mode)
+    return subprocess.run(args, capture_output=True, text=True, timeout=500, start_new_session=True, env=env)

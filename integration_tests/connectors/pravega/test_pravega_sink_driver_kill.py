@@ -8,35 +8,19 @@ committed transactions and aborts their replayed twins: every event is in the ou
 from __future__ import annotations
 
 import collections
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pravega_helpers import keyed_events, new_stream, read_options, spark, write_events
+from pravega_helpers import keyed_events, new_stream, read_options, run_sink_crash_driver, spark, write_events
 
 from sparkflow_testing.pravega.cluster import PravegaCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 __all__ = ["spark"]
 
-DRIVER = Path(__file__).with_name("pravega_sink_crash_driver.py")
 EVENTS = 3000
 CRASH_BATCH = 2
-
-
-def _run(
-    options: dict[str, Any], checkpoint: Path, crash_batch: int | None
-) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[3]), env.get("PYTHONPATH", "")])
-    args = [sys.executable, str(DRIVER), json.dumps(options), str(checkpoint)]
-    if crash_batch is not None:
-        args.append(str(crash_batch))
-    return subprocess.run(args, capture_output=True, text=True, timeout=500, start_new_session=True, env=env)
 
 
 @pytest.mark.timeout(1200)
@@ -53,13 +37,13 @@ def test_driver_killed_after_sink_commit_writes_each_event_once(
     }
     checkpoint = tmp_path / "chk"
 
-    crashed = _run(options, checkpoint, CRASH_BATCH)
+    crashed = run_sink_crash_driver(options, checkpoint, CRASH_BATCH)
     assert "DONE" not in crashed.stdout and crashed.returncode == -9, crashed.stderr[-3000:]
     # the kill hit the window: the sink recorded and committed the batch, Spark did not log it
     assert (checkpoint / "sinks" / "pravega" / f"{CRASH_BATCH}.json").exists()
     assert not (checkpoint / "commits" / str(CRASH_BATCH)).exists()
 
-    restarted = _run(options, checkpoint, None)
+    restarted = run_sink_crash_driver(options, checkpoint, None)
     assert "DONE" in restarted.stdout, restarted.stderr[-3000:]
     assert (checkpoint / "commits" / str(CRASH_BATCH)).exists()
 

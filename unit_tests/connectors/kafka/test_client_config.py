@@ -90,3 +90,14 @@ def test_other_settings_pass_through_and_redaction() -> None:
         "sasl.jaas.config": "<redacted>",
         "client.id": "me",
     }
+
+
+@pytest.mark.parametrize("module", ["plain.PlainLoginModule", "scram.ScramLoginModule"])
+def test_a_jaas_line_without_a_username_never_shows_its_values(module: str) -> None:
+    password = "correct-horse-battery"
+    jaas = f'org.apache.kafka.common.security.{module} required password="{password}" serviceName=kafka;'
+    with pytest.raises(InvalidOptionError) as info:
+        translate_client_options({"kafka.sasl.jaas.config": jaas})
+    message = str(info.value)
+    assert "'kafka.sasl.jaas.config'" in message and 'both username="..."' in message
+    assert password not in message and "serviceName" not in message
