@@ -177,17 +177,26 @@ MUTATIONS: tuple[Mutation, ...] = (
     ),
     # --- exactly once across driver restarts ------------------------------------------------------
     Mutation(
-        name="bridge-unread-new-split-not-logged",
+        name="bridge-offset-drops-splits-not-yet-read",
         guarantee="exactly once across driver restarts (splits assigned but not yet read)",
         path="connector_base/spark/bridge.py",
-        search="advanced = any(sid not in before for sid in plan.splits) or any(",
-        replace="advanced = any(",
-        why="a split handed out but with nothing to read yet (an empty partition, a held successor) is "
-        "not written to the offset; after a restart the restored enumerator never hands it out again",
+        search="""            for sid, e in self.splits.items()
+        }
+        return BridgeOffset(""",
+        replace="""            for sid, e in self.splits.items()
+            if e.pos != e.first or (positions and positions.get(sid, e.pos) != e.first)
+        }
+        return BridgeOffset(""",
+        why="a split handed out but not read yet (an empty partition, a held successor) is left out of "
+        "the offset; after a restart the restored enumerator counts it as assigned and never hands it "
+        "out again",
         tests=(
-            "unit_tests/connector_base/spark",
             "integration_tests/connector_base/test_bridge_streaming.py",
+            "integration_tests/connectors/kafka/test_kafka_streaming.py::test_restart_from_checkpoint_continues_exactly",
+            "integration_tests/connectors/kafka/test_kafka_streaming.py::"
+            "test_partitions_empty_when_the_query_stopped_are_read_after_the_restart",
         ),
+        env=REAL_KAFKA,
     ),
     Mutation(
         name="bridge-new-split-first-range-skipped",

@@ -161,6 +161,41 @@ def test_restart_from_checkpoint_continues_exactly(
     )
 
 
+def test_partitions_empty_when_the_query_stopped_are_read_after_the_restart(
+    spark: Any, reference_broker: KafkaBroker, tmp_path: Any
+) -> None:
+    """Splits handed out but not read yet are part of the checkpoint (the enumerator counts them as
+    assigned), so records that reach them while the query is down are read by the restarted query."""
+    topic = reference_broker.create_topic(3)
+    first = [f"a{i}".encode() for i in range(20)]
+    reference_broker.produce(topic, first, partition=0)
+    out = os.path.join(str(tmp_path), "out")
+    chk = os.path.join(str(tmp_path), "chk")
+
+    def run() -> None:
+        q = (
+            stream(spark, reference_broker, subscribe=topic, startingOffsets="earliest")
+            .load()
+            .selectExpr("value", "partition")
+            .writeStream.format("parquet")
+            .option("path", out)
+            .option("checkpointLocation", chk)
+            .trigger(availableNow=True)
+            .start()
+        )
+        assert q.awaitTermination(120) and q.exception() is None
+
+    run()
+    later = {p: [f"{p}-{i}".encode() for i in range(10)] for p in (1, 2)}
+    for p, values in later.items():
+        reference_broker.produce(topic, values, partition=p)
+    run()
+    rows = spark.read.parquet(out).collect()
+    assert sorted((r["partition"], bytes(r["value"])) for r in rows) == sorted(
+        [(0, v) for v in first] + [(p, v) for p, values in later.items() for v in values]
+    )
+
+
 def test_read_committed_stream_crosses_transaction_markers(
     spark: Any, kafka_cluster: KafkaBroker, tmp_path: Any
 ) -> None:
