@@ -27,7 +27,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         guarantee="successors after predecessors (Pravega merge, uneven predecessors)",
         path=_PRAVEGA_PLANNER,
         search="if hold and any(p in splits for p in split.predecessor_ids()):",
-        replace="if hold and all(p in splits for p in split.predecessor_ids()):",
+        replace="if hold and split.predecessors and all(p in splits for p in split.predecessor_ids()):",
         why="a merged segment is released once one predecessor is finished, while the other is still read",
         tests=(
             "unit_tests/connectors/pravega",
@@ -230,8 +230,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         name="kinesis-merged-child-released-after-one-parent",
         guarantee="successors after predecessors (Kinesis reshards)",
         path="connectors/kinesis/planner.py",
-        search="if self.is_finished(split, raw) or any(p in splits for p in split.parent_shard_ids):",
-        replace="if self.is_finished(split, raw) or all(p in splits for p in split.parent_shard_ids):",
+        search="or any(p in splits for p in split.parent_shard_ids):",
+        replace="or (split.parent_shard_ids and all(p in splits for p in split.parent_shard_ids)):",
         why="a merged child is read once one parent is finished, while the other parent is still read",
         tests=(
             "unit_tests/connectors/kinesis",

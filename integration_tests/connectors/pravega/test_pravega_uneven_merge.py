@@ -6,7 +6,8 @@ written after the merge, for the routing keys of both) must not be read before A
 end, or a key's newer events (in C) would come before its older ones (in A). With even
 predecessors both end in the same batch, which is why ``test_pravega_scaling`` cannot see this.
 Deterministic: the first query reads everything written before the skew, the second (same
-checkpoint, after the merge) starts with B finished and A far behind.
+checkpoint, after the merge) starts with B finished and A far behind. (A and B are the two halves
+of a split segment: a fixed scaling policy refuses a merge below its initial segment count.)
 """
 
 from __future__ import annotations
@@ -38,7 +39,10 @@ def test_successor_of_an_uneven_merge_waits_for_the_predecessor_still_read(
     pravega_cluster: PravegaCluster, spark: Any, tmp_path: Path
 ) -> None:
     cluster = pravega_cluster
-    scope, stream = new_stream(cluster, segments=2)
+    # one segment split in two (a fixed policy's minimum stays 1, so the two can merge back into one)
+    scope, stream = new_stream(cluster, segments=1)
+    (initial,) = [s["id"] for s in cluster.admin.active_segments(scope, stream)]
+    cluster.admin.split(scope, stream, initial)
     options = read_options(cluster, scope, stream, maxEventsPerTrigger=str(PER_TRIGGER))
     keys = [f"k{i}" for i in range(KEYS)]
     written = [_event(k, 0) for k in keys]
@@ -51,7 +55,7 @@ def test_successor_of_an_uneven_merge_waits_for_the_predecessor_still_read(
     rows = [r for _b, batch in first for r in batch]
     assert len(rows) == KEYS
     segment_of = {bytes(r["event"]).decode().split(":")[0]: r["segment_id"] for r in rows}
-    a, b = sorted(s["id"] for s in cluster.admin.active_segments(scope, stream))
+    a, b = [s["id"] for s in cluster.admin.active_segments(scope, stream)]  # in key order
     heavy_keys = [k for k in keys if segment_of[k] == a]
     assert heavy_keys and len(heavy_keys) < KEYS, f"all {KEYS} keys routed to one segment: {segment_of}"
 
