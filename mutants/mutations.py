@@ -191,7 +191,6 @@ MUTATIONS: tuple[Mutation, ...] = (
         "the offset; after a restart the restored enumerator counts it as assigned and never hands it "
         "out again",
         tests=(
-            "integration_tests/connector_base/test_bridge_streaming.py",
             "integration_tests/connectors/kafka/test_kafka_streaming.py::test_restart_from_checkpoint_continues_exactly",
             "integration_tests/connectors/kafka/test_kafka_streaming.py::"
             "test_partitions_empty_when_the_query_stopped_are_read_after_the_restart",
@@ -204,8 +203,11 @@ MUTATIONS: tuple[Mutation, ...] = (
         path="connector_base/spark/bridge.py",
         search="begin = s.splits[sid].pos if sid in s.splits else entry.first",
         replace="begin = s.splits[sid].pos if sid in s.splits else entry.pos",
-        why="a split discovered and read in the same micro-batch loses that first range",
-        tests=("integration_tests/connector_base/test_bridge_streaming.py",),
+        why="a split discovered and read in the same micro-batch (a new file) loses that first range",
+        tests=(
+            "integration_tests/connectors/files/test_files_spark_streaming.py::"
+            "test_continuous_query_picks_up_files_added_while_it_runs",
+        ),
     ),
     Mutation(
         name="kinesis-new-shards-start-at-the-initial-position",
