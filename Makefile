@@ -48,7 +48,7 @@ test: $(STAMP) $(KINESALITE) $(NATIVE_STAMP)
 	$(PY) tools/run_tests.py $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check connector_base connectors testing demos tools
+	$(VENV)/bin/ruff check connector_base connectors testing demos tools mutants
 	$(VENV)/bin/mypy
 
 # planted bugs, one at a time, each against the tests that guard it (not part of make test; long)

@@ -92,7 +92,7 @@ def _summary(log: Path) -> str:
     return lines[-1][:200] if lines else "(no output)"
 
 
-def _classify(code: int | None, summary: str) -> str:
+def _classify(code: int | None) -> str:
     if code is None:
         return "hung"
     if code == 0:
@@ -113,7 +113,9 @@ def run_one(mutation: Mutation, log_dir: Path, baseline: bool = False, keep: boo
             mutation.apply(work)
             compile((work / mutation.path).read_text(), mutation.path, "exec")
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", **mutation.env)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(work), os.environ.get("PYTHONPATH", "")) if p)
+        # the copy first (and its test-infrastructure distribution), before the editable installs
+        paths = [str(work), *([str(work / "testing")] if (work / "testing").is_dir() else [])]
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (*paths, os.environ.get("PYTHONPATH", "")) if p)
         cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *mutation.tests]
         with open(log, "w") as out:
             out.write(f"$ {' '.join(cmd)}\n# in {work}\n\n")
@@ -132,7 +134,7 @@ def run_one(mutation: Mutation, log_dir: Path, baseline: bool = False, keep: boo
                     pass
                 proc.wait()
         summary = _summary(log)
-        outcome = _classify(code, summary)
+        outcome = _classify(code)
         if baseline:
             outcome = {"survived": "passes", "caught": "FAILS"}.get(outcome, outcome)
         return Result(mutation, outcome, time.monotonic() - began, summary, log)

@@ -25,7 +25,7 @@ from pravega_helpers import keyed_events, new_stream, read_options, run_sink_cra
 from connector_base import ConnectorError
 from connectors.pravega.controller_client import shared_controller
 from connectors.pravega.options import PravegaSinkOptions
-from connectors.testing.pravega_cluster import PravegaCluster
+from sparkflow_testing.pravega.cluster import PravegaCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 __all__ = ["spark"]

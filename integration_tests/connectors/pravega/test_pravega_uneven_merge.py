@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from pravega_helpers import collect_available_now, new_stream, read_options, spark, write_events
 
-from connectors.testing.pravega_cluster import PravegaCluster
+from sparkflow_testing.pravega.cluster import PravegaCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 __all__ = ["spark"]
