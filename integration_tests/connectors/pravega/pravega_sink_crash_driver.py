@@ -42,6 +42,7 @@ def main() -> None:
                     def put(self, batch_id: int, txn_ids: Any) -> None:
                         super().put(batch_id, txn_ids)
                         os.killpg(driver_group, signal.SIGKILL)
+                        os.kill(os.getpid(), signal.SIGKILL)  # this worker too, before it commits
 
                 sink.TransactionLog = DyingLog  # type: ignore[misc]
             super().commit(messages, batchId)
