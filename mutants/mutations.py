@@ -4,7 +4,8 @@ Each entry is an exact search/replace on one file (see ``Mutation``). Guards nam
 modules (or tests) that should fail; broker-backed guards run on the real broker only
 (``KAFKA_BROKERS=apache-kafka``; Pravega's default backend is the real standalone server where
 Java and Maven exist; ``KINESIS_ENDPOINTS=moto``). The first three are the planted bugs that issue
-17 found passing the whole suite.
+17 found passing the whole suite; their guards are the tests written for them (the suites that let
+them pass are named in docs/mutants.md).
 """
 
 from __future__ import annotations
@@ -29,11 +30,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         search="if hold and any(p in splits for p in split.predecessor_ids()):",
         replace="if hold and split.predecessors and all(p in splits for p in split.predecessor_ids()):",
         why="a merged segment is released once one predecessor is finished, while the other is still read",
-        tests=(
-            "unit_tests/connectors/pravega",
-            "integration_tests/connectors/pravega/test_pravega_scaling.py",
-            "integration_tests/connectors/pravega/test_pravega_uneven_merge.py",
-        ),
+        tests=("integration_tests/connectors/pravega/test_pravega_uneven_merge.py",),
     ),
     Mutation(
         name="kafka-jaas-error-lists-the-parsed-values",
@@ -44,8 +41,6 @@ MUTATIONS: tuple[Mutation, ...] = (
         why="a JAAS line with a password but no username: the error lists the values it parsed",
         tests=(
             "unit_tests/connectors/kafka/test_client_config.py",
-            "unit_tests/connectors/test_option_properties.py",
-            "integration_tests/connectors/kafka/test_kafka_bad_input.py::test_no_secret_in_errors_logs_or_offsets",
             "integration_tests/connectors/kafka/test_kafka_bad_input.py::test_a_jaas_password_without_a_username_is_never_shown",
         ),
         env=REAL_KAFKA,
@@ -61,7 +56,6 @@ MUTATIONS: tuple[Mutation, ...] = (
         tests=(
             "unit_tests/connectors/pravega/test_txn_log.py",
             "integration_tests/connectors/pravega/test_pravega_sink_driver_kill.py",
-            "integration_tests/connectors/pravega/test_pravega_sink_replacement.py",
         ),
         timeout_s=1800.0,
     ),
