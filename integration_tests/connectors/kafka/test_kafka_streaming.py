@@ -19,6 +19,7 @@ from integration_tests.connectors.kafka.helpers import (
     values_of,
     wait_rows,
 )
+from integration_tests.connectors.parquet_sink import run_available_now
 from sparkflow_testing.kafka.broker import Gap, KafkaBroker
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(240)]
@@ -169,28 +170,18 @@ def test_partitions_empty_when_the_query_stopped_are_read_after_the_restart(
     topic = reference_broker.create_topic(3)
     first = [f"a{i}".encode() for i in range(20)]
     reference_broker.produce(topic, first, partition=0)
-    out = os.path.join(str(tmp_path), "out")
-    chk = os.path.join(str(tmp_path), "chk")
+    out, chk = tmp_path / "out", tmp_path / "chk"
 
     def run() -> None:
-        q = (
-            stream(spark, reference_broker, subscribe=topic, startingOffsets="earliest")
-            .load()
-            .selectExpr("value", "partition")
-            .writeStream.format("parquet")
-            .option("path", out)
-            .option("checkpointLocation", chk)
-            .trigger(availableNow=True)
-            .start()
-        )
-        assert q.awaitTermination(120) and q.exception() is None
+        df = stream(spark, reference_broker, subscribe=topic, startingOffsets="earliest").load()
+        run_available_now(df.selectExpr("value", "partition"), out, chk)
 
     run()
     later = {p: [f"{p}-{i}".encode() for i in range(10)] for p in (1, 2)}
     for p, values in later.items():
         reference_broker.produce(topic, values, partition=p)
     run()
-    rows = spark.read.parquet(out).collect()
+    rows = spark.read.parquet(str(out)).collect()
     assert sorted((r["partition"], bytes(r["value"])) for r in rows) == sorted(
         [(0, v) for v in first] + [(p, v) for p, values in later.items() for v in values]
     )
