@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -84,10 +85,16 @@ def copy_tree(root: Path, dest: Path) -> None:
             (dest / name).symlink_to(root / name)
 
 
+_PYTEST_SUMMARY = re.compile(
+    r"^=*\s*(\d+ (failed|passed|errors?|skipped|deselected|xfailed|xpassed|warnings?)\b.*|no tests ran)"
+    r" in [\d.]+s\b"
+)
+
+
 def _summary(log: Path) -> str:
     lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
     for line in reversed(lines):
-        if " in " in line and any(w in line for w in ("passed", "failed", "error", "skipped", "no tests")):
+        if _PYTEST_SUMMARY.match(line):
             return line.strip("= ")
     return lines[-1][:200] if lines else "(no output)"
 
