@@ -15,7 +15,8 @@ from connectors.pravega.datasource import PravegaDataSource
 from connectors.sequence.datasource import SequenceDataSource
 
 KAFKA = {"kafka.bootstrap.servers": "127.0.0.1:9", "subscribe": "t"}
-FILES = {"path": "/nonexistent-dir/*.parquet", "format": "parquet"}
+# continuous: a glob matching nothing yet is valid (a bounded read fails at load(), as Spark does)
+FILES = {"path": "/nonexistent-dir/*.parquet", "format": "parquet", "continuous": "true"}
 KINESIS = {"streamName": "s", "region": "us-east-1"}
 PRAVEGA = {"controller": "tcp://127.0.0.1:9090", "scope": "sc", "stream": "s"}
 WITHOUT_LOOKUPS: list[tuple[Any, dict[str, str]]] = [(SequenceDataSource, {})]
