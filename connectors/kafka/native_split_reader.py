@@ -49,6 +49,11 @@ def _kafka_exception(error: Exception) -> Exception:
     return KafkaException(KafkaError(code, message, fatal=fatal))
 
 
+PYTHON_CLIENT_SETTINGS = frozenset({"max.poll.records"})
+"""Settings confluent-kafka's Python ``Consumer`` takes itself and never hands to librdkafka (which
+refuses them): the compiled consumer leaves them out. The reader sizes its own fetches either way."""
+
+
 def _config_value(value: Any) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
@@ -68,7 +73,8 @@ class _NativeConsumer:
             )
         self._error = module.NativeKafkaError
         try:
-            self.native = module.NativeConsumer([(k, _config_value(v)) for k, v in config.items()])
+            settings = [(k, _config_value(v)) for k, v in config.items() if k not in PYTHON_CLIENT_SETTINGS]
+            self.native = module.NativeConsumer(settings)
         except self._error as e:
             raise _kafka_exception(e) from None
 
