@@ -22,6 +22,7 @@ from connectors.kafka.reader_choice import NATIVE_MODULE, KafkaReader
 from connectors.kafka.record_emitter import arrow_schema
 from connectors.kafka.source import KafkaSource
 from connectors.kafka.split import KafkaPartitionSplit
+from integration_tests.connectors.kafka.conftest import require
 from integration_tests.connectors.kafka.helpers import produce_transactions
 from sparkflow_testing.kafka.broker import Gap, KafkaBroker
 
@@ -95,6 +96,7 @@ def test_log_append_time_topic_reads_identically(kafka_cluster: KafkaBroker) -> 
     splits = [KafkaPartitionSplit(topic, 0, 0, 300)]
     python, native = (_read(kafka_cluster, r, splits) for r in ("python", "native"))
     _assert_same(python, native)
+    require(kafka_cluster, Gap.LOG_APPEND_TIME)
     assert set(native.column("timestampType").to_pylist()) == {1}
 
 

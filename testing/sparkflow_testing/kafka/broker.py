@@ -50,6 +50,10 @@ class Gap(Enum):
         "under load after single-record produces from concurrent producers"
     )
     RESTART = "in-memory storage: a restart loses every record"
+    LOG_APPEND_TIME = (
+        "a topic's message.timestamp.type=LogAppendTime is ignored: records keep the producer's "
+        "CreateTime and timestampType 0 (measured on tansu 0.6.0)"
+    )
     KIP848 = "no KIP-848 consumer group protocol"
     RETENTION = (
         "a topic's retention.ms does not remove records older than it (measured: nothing removed "

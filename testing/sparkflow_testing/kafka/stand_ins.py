@@ -92,6 +92,7 @@ def start_tansu(port: int | None = None) -> KafkaBroker:
                 Gap.RESTART,
                 Gap.KIP848,
                 Gap.RETENTION,
+                Gap.LOG_APPEND_TIME,
             }
         ),
         # tansu's high watermark is wrong after a batched produce; one record per request keeps it right
