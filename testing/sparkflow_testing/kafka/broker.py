@@ -19,6 +19,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from sparkflow_testing.gaps import DeclaresGaps
 from sparkflow_testing.processes import spawn_group, stop_group, wait_listening
 
 __all__ = ["BIG_FETCH_BYTES", "START_TIMEOUT_S", "Gap", "KafkaBroker"]
@@ -62,7 +63,7 @@ class Gap(Enum):
 
 
 @dataclass
-class KafkaBroker:
+class KafkaBroker(DeclaresGaps):
     """A running broker and client helpers for it."""
 
     kind: str
@@ -74,14 +75,6 @@ class KafkaBroker:
     _log: Path | None = None
     _workdir: Path | None = None
     _container: Any = None
-
-    # --- gaps ---------------------------------------------------------------------------------
-    def gap_reason(self, *gaps: Gap) -> str | None:
-        """A skip reason if this broker has any of ``gaps``, else ``None``."""
-        for gap in gaps:
-            if gap in self.gaps:
-                return f"{self.kind}: {gap.value}"
-        return None
 
     # --- clients ------------------------------------------------------------------------------
     def client_config(self, **conf: Any) -> dict[str, Any]:

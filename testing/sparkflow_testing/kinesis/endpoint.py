@@ -29,6 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from sparkflow_testing.gaps import DeclaresGaps
 from sparkflow_testing.processes import free_port, spawn_group, stop_group, wait_listening
 
 __all__ = [
@@ -116,7 +117,7 @@ def available_endpoint_kinds() -> list[str]:
 
 
 @dataclass
-class KinesisEndpoint:
+class KinesisEndpoint(DeclaresGaps):
     """A running Kinesis-protocol endpoint and client helpers for it."""
 
     kind: str
@@ -129,14 +130,6 @@ class KinesisEndpoint:
     _workdir: Path | None = None
     _container: Any = None
     _clients: dict[str, Any] = field(default_factory=dict)
-
-    # --- gaps ---------------------------------------------------------------------------------
-    def gap_reason(self, *gaps: Gap) -> str | None:
-        """A skip reason if this endpoint has any of ``gaps``, else ``None``."""
-        for gap in gaps:
-            if gap in self.gaps:
-                return f"{self.kind}: {gap.value}"
-        return None
 
     # --- clients ------------------------------------------------------------------------------
     def options(self, **extra: str) -> dict[str, str]:

@@ -34,6 +34,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from sparkflow_testing.gaps import DeclaresGaps
 from sparkflow_testing.kafka.apache_kafka import _certificate, _pem
 from sparkflow_testing.maven import DEPENDENCY_PLUGIN, MavenError, cache_root, require_java_and_maven
 from sparkflow_testing.processes import free_port, spawn_group, stop_group, wait_listening
@@ -83,7 +84,7 @@ class RegistrySecurity:
 
 
 @dataclass
-class SchemaRegistryServer:
+class SchemaRegistryServer(DeclaresGaps):
     """A running registry: ``url`` (plain HTTP, loopback) and, when secure, ``secure_url``."""
 
     kind: str
@@ -93,13 +94,6 @@ class SchemaRegistryServer:
     secure_url: str | None = None
     security: RegistrySecurity | None = None
     _procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
-
-    def gap_reason(self, *gaps: Gap) -> str | None:
-        """A skip reason if this registry has any of ``gaps``, else ``None``."""
-        for gap in gaps:
-            if gap in self.gaps:
-                return f"{self.kind}: {gap.value}"
-        return None
 
     def client_config(self, **conf: Any) -> dict[str, Any]:
         """Settings of confluent-kafka's ``SchemaRegistryClient`` for the plain endpoint."""
