@@ -1,4 +1,4 @@
-# Two commands do everything on a fresh machine with Python 3.11 and Java 17:
+# Two commands do everything on a fresh machine with Python 3.11, Java 17, Maven and Rust (cargo):
 #   make demo   - the main job: a kafka-unified streaming query on an embedded broker (SYSTEM=files|kafka|...)
 #   make test   - every test (unit and integration, brokers started by fixtures; the Kafka ones on both readers)
 PYTHON ?= python3.11
