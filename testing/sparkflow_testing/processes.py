@@ -107,14 +107,30 @@ def wait_group_gone(pgid: int, timeout_s: float) -> bool:
     return True
 
 
+def _orphaned_group(pgid: int) -> bool:
+    """Whether process group ``pgid``, whose leader was reaped, still has members of its own.
+
+    Linux hands out no pid that still names a process group, so while any member lives the id is
+    ours. Once the group is empty the id is free: a new process can get it as its pid, and as its
+    group id if it starts a session (every launcher here does). A live process whose pid is the
+    group id is therefore such a newcomer, never the launcher we reaped, and its group not ours.
+    """
+    return _group_exists(pgid) and not psutil.pid_exists(pgid)
+
+
 def stop_group(proc: subprocess.Popen[bytes], timeout_s: float = 10.0) -> None:
     """Stop the process group of ``proc`` and return only when every process of it is gone.
 
     SIGTERM first (a clean stop), SIGKILL to whatever is left after ``timeout_s``. The group is
-    signalled even when ``proc`` (the launcher) has exited already: its children may live on. Raises
+    signalled even when ``proc`` (the launcher) has exited already: its children may live on. Once the
+    launcher has been reaped (an earlier stop, or a ``poll()`` that saw it exit), the group is
+    signalled only while it is still the launcher's (:func:`_orphaned_group`): a stop after the group
+    is gone never signals a group that took over the recycled id. Raises
     ``RuntimeError`` naming the survivors if the group outlives SIGKILL by :data:`KILL_WAIT_S`.
     """
     pgid = proc.pid
+    if proc.returncode is not None and not _orphaned_group(pgid):
+        return  # reaped before and nothing of its group is left: the id may name another group now
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGTERM)
     deadline = time.monotonic() + timeout_s
@@ -122,6 +138,8 @@ def stop_group(proc: subprocess.Popen[bytes], timeout_s: float = 10.0) -> None:
         proc.wait(timeout_s)  # reap the launcher (our child), or it stays a zombie in the group
     if wait_group_gone(pgid, max(0.0, deadline - time.monotonic())):
         return
+    if proc.returncode is not None and not _orphaned_group(pgid):
+        return  # gone while we waited, and the id already taken by another group
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):

@@ -139,3 +139,23 @@ def test_wait_listening_fails_when_what_it_started_exits(tmp_path: Path) -> None
     proc = spawn_group([sys.executable, "-c", "print('already running'); raise SystemExit(3)"], log)
     with pytest.raises(RuntimeError, match="exited with 3: already running"):
         wait_listening("127.0.0.1", port, proc, 30, log, "server")
+
+
+def test_a_second_stop_never_signals_a_group_that_took_over_the_recycled_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pids wrap (pid_max 32768 here): once a stopped launcher's group is empty its id can come back
+    # as a newcomer's pid and session. A second stop (kill() then the fixture's stop(), say) killed
+    # that newcomer before: a session's kinesalite died mid-run in a fresh-clone run.
+    from sparkflow_testing import processes
+
+    proc, child = _launch(tmp_path, linger=0)
+    stop_group(proc)
+    assert not _alive(child)
+    signalled: list[tuple[int, int]] = []
+    monkeypatch.setattr(processes.os, "killpg", lambda pgid, sig: signalled.append((pgid, sig)))
+    # the id now names a live newcomer leading a group of its own
+    monkeypatch.setattr(processes, "_group_exists", lambda pgid: pgid == proc.pid)
+    monkeypatch.setattr(processes.psutil, "pid_exists", lambda pid: pid == proc.pid)
+    stop_group(proc, timeout_s=0.2)
+    assert signalled == []
