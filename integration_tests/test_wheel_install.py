@@ -80,17 +80,21 @@ def _build_wheel(src: Path, out: Path, name: str) -> Path:
 
 def _link_closure(site: Path, requirements: list[str], skip: set[str]) -> set[str]:
     """Link into ``site`` the distributions of this venv that ``requirements`` need, recursively."""
-    todo, seen = [Requirement(r).name for r in requirements], set(skip)
+    # a requirement's extras (confluent-kafka[schemaregistry]) bring the dependencies marked with them
+    todo = [(req.name, req.extras) for req in map(Requirement, requirements)]
+    seen, expanded = set(skip), set()
     while todo:
-        dist = distribution(todo.pop())
+        wanted, extras = todo.pop()
+        dist = distribution(wanted)
         name = dist.metadata["Name"].lower().replace("_", "-")
-        if name in seen:
+        if (name, frozenset(extras)) in expanded or (name in seen and not extras):
             continue
         seen.add(name)
+        expanded.add((name, frozenset(extras)))
         for raw in dist.requires or []:
             req = Requirement(raw)
-            if req.marker is None or req.marker.evaluate({"extra": ""}):
-                todo.append(req.name)
+            if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in ("", *extras)):
+                todo.append((req.name, req.extras))
         root = Path(str(dist.locate_file("")))
         for top in {f.parts[0] for f in dist.files or []}:
             target = root / top
@@ -275,8 +279,10 @@ INSTALL_TIMEOUT_S = 1800
 UNIT_TESTS_NOT_OF_THE_WHEEL = (
     "--ignore=unit_tests/sparkflow_testing",
     "--ignore=unit_tests/test_import_structure.py",
+    "--ignore=unit_tests/mutants",
 )
-"""Tests of the test infrastructure (another distribution) and of the source tree's imports."""
+"""Tests of the test infrastructure (another distribution), of the source tree's imports and of the
+mutation list (the source tree's `mutants/`)."""
 
 
 SUITE_PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
