@@ -29,6 +29,17 @@ def _noida_db_bin() -> str:
     return found
 
 
+def _listening(broker: KafkaBroker, port: int) -> KafkaBroker:
+    """``broker`` once its launcher's group listens on ``port``; stopped, and the error raised, if not."""
+    assert broker._proc is not None
+    try:
+        wait_listening("127.0.0.1", port, broker._proc, START_TIMEOUT_S, broker._log, "broker")
+    except BaseException:
+        broker.stop()
+        raise
+    return broker
+
+
 def start_noida_db(port: int | None = None, data_dir: str | None = None) -> KafkaBroker:
     """Start ``noida-db start --only kafka`` on a free loopback port with its own data directory."""
     port = port or free_port()
@@ -48,12 +59,7 @@ def start_noida_db(port: int | None = None, data_dir: str | None = None) -> Kafk
         _log=log,
         _workdir=workdir,
     )
-    try:
-        wait_listening("127.0.0.1", port, proc, START_TIMEOUT_S, log, "broker")
-    except BaseException:
-        broker.stop()
-        raise
-    return broker
+    return _listening(broker, port)
 
 
 def _tansu_bin() -> str:
@@ -103,9 +109,4 @@ def start_tansu(port: int | None = None) -> KafkaBroker:
         _log=log,
         _workdir=workdir,
     )
-    try:
-        wait_listening("127.0.0.1", port, proc, START_TIMEOUT_S, log, "broker")
-    except BaseException:
-        broker.stop()
-        raise
-    return broker
+    return _listening(broker, port)
