@@ -7,8 +7,6 @@ broker is shared across processes. The Kafka integration tests run twice, once p
 other lane. Much of a broker test's time is waiting (broker start-ups, triggers, timeouts), so two
 lanes on two cores take far less than their sum.
 
-Timing-sensitive modules that a loaded machine breaks run alone after the lanes (``ALONE``).
-
 Every line a run prints is echoed with its run's name in front; the exit status is 0 only when every
 run passed (pytest's 5, "no tests collected", counts as a failure).
 
@@ -26,7 +24,6 @@ import time
 from dataclasses import dataclass, field
 
 KAFKA_TESTS = "integration_tests/connectors/kafka"
-KINESIS_FAULTS = "integration_tests/connectors/kinesis/test_kinesis_network_faults.py"
 
 
 @dataclass(frozen=True)
@@ -44,17 +41,9 @@ LANES: tuple[tuple[Run, ...], ...] = (
         Run("kafka-python", (KAFKA_TESTS,), {"SPARKFLOW_KAFKA_READER": "python"}),
     ),
     (
-        Run(
-            "rest",
-            ("unit_tests", "integration_tests", f"--ignore={KAFKA_TESTS}", f"--ignore={KINESIS_FAULTS}"),
-        ),
+        Run("rest", ("unit_tests", "integration_tests", f"--ignore={KAFKA_TESTS}")),
     ),
 )
-
-ALONE: tuple[Run, ...] = (Run("kinesis-faults", (KINESIS_FAULTS,)),)
-"""Runs made after the lanes, with nothing beside them: kinesalite died under the connection resets of
-the Kinesis network-fault tests when the two lanes loaded the machine (every test of the module then
-failed with 'connection refused'; alone the module passes in 80 s)."""
 
 _print_lock = threading.Lock()
 
@@ -104,7 +93,6 @@ def main(argv: list[str]) -> int:
             thread.start()
         for thread in threads:
             thread.join()
-    _lane(ALONE, pytest_args, results)
     summary = ", ".join(f"{name} exited {status}" for name, status in results.items())
     _say(f"make test: {summary}\n")
     return 0 if results and all(status == 0 for status in results.values()) else 1

@@ -300,7 +300,8 @@ def start_moto(port: int | None = None) -> KinesisEndpoint:
 
 
 def start_kinesalite(port: int | None = None) -> KinesisEndpoint:
-    """A ``kinesalite`` server (npm) in memory; raises ``FileNotFoundError`` when it is not installed."""
+    """A ``kinesalite`` server (npm) in memory, run by ``kinesalite_guard.js`` (a reset client does not
+    end it); raises ``FileNotFoundError`` when it is not installed."""
     binary = kinesalite_bin()
     if binary is None:
         raise FileNotFoundError(
@@ -309,7 +310,9 @@ def start_kinesalite(port: int | None = None) -> KinesisEndpoint:
         )
     port = port or free_port()
     cmd = [
-        str(binary),
+        "node",
+        str(Path(__file__).with_name("kinesalite_guard.js")),
+        str(binary.resolve()),
         "--port",
         str(port),
         "--createStreamMs",
