@@ -5,7 +5,9 @@ Options (case-insensitive; ``<p>`` is ``key`` or ``value``):
 - ``<p>Format``: ``binary`` (default: the bytes, unchanged) | ``avro-confluent`` (Confluent wire
   format: magic 0, 4-byte schema id, Avro body) | ``avro`` (plain Avro body, schema given inline) |
   ``json-confluent`` (the header, then JSON; JSON Schema in the registry) | ``json`` (plain JSON,
-  JSON Schema given inline).
+  JSON Schema given inline) | ``protobuf-confluent`` (the header, the message indexes, then the
+  Protobuf message; ``.proto`` schema in the registry; ``<p>RecordName`` picks the message, else the
+  schema's first).
 - ``<p>Subject``: explicit subject for the reader schema; else ``subjectNameStrategy`` =
   ``topic`` (default: ``<topic>-<p>``), ``record`` (``<p>RecordName``) or ``topic-record``
   (``<topic>-<p>RecordName``).
@@ -56,11 +58,12 @@ class FormatKind(Enum):
     AVRO = "avro"
     JSON_CONFLUENT = "json-confluent"
     JSON = "json"
+    PROTOBUF_CONFLUENT = "protobuf-confluent"
 
     @property
     def uses_registry(self) -> bool:
         """Whether records carry a registry schema id."""
-        return self in (FormatKind.AVRO_CONFLUENT, FormatKind.JSON_CONFLUENT)
+        return self in (FormatKind.AVRO_CONFLUENT, FormatKind.JSON_CONFLUENT, FormatKind.PROTOBUF_CONFLUENT)
 
     @property
     def decoded_inline(self) -> bool:
@@ -69,7 +72,9 @@ class FormatKind(Enum):
 
     @property
     def schema_type(self) -> str:
-        """The registry's name of the schema language (``AVRO``, ``JSON``)."""
+        """The registry's name of the schema language (``AVRO``, ``JSON``, ``PROTOBUF``)."""
+        if self is FormatKind.PROTOBUF_CONFLUENT:
+            return "PROTOBUF"
         return "JSON" if self in (FormatKind.JSON_CONFLUENT, FormatKind.JSON) else "AVRO"
 
 
@@ -219,7 +224,7 @@ class PayloadFormat:
                 raise InvalidOptionError(
                     f"{role}Format",
                     "binary",
-                    f"a decoding format (avro-confluent, avro, json-confluent, json) "
+                    f"a decoding format (avro-confluent, avro, json-confluent, json, protobuf-confluent) "
                     f"when {role}{extra[0]} is set",
                 )
         if kind.decoded_inline and (inline is None or not inline.strip()):
@@ -237,7 +242,7 @@ class PayloadFormat:
         record = opts.get(f"{role}recordname")
         if record is not None and not re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*", record.strip()):
             raise InvalidOptionError(
-                f"{role}RecordName", record, "an Avro full name such as com.example.Order"
+                f"{role}RecordName", record, "a record's (Protobuf: message's) full name such as com.example.Order"
             )
         subject = opts.get(f"{role}subject")
         if subject is not None and not subject.strip():
@@ -311,7 +316,8 @@ class RecordFormatOptions:
             raise InvalidOptionError(
                 first,
                 "<set>",
-                "keyFormat or valueFormat avro-confluent or json-confluent (nothing else uses the registry)",
+                "keyFormat or valueFormat avro-confluent, json-confluent or protobuf-confluent "
+                "(nothing else uses the registry)",
             )
         if not (key.decoded or value.decoded):
             for name in (

@@ -30,16 +30,25 @@ class ReaderSchema:
     text: str
     schema_id: int | None = None
     subject: str | None = None
+    references: tuple[tuple[str, str], ...] = ()
+    """Protobuf: the schemas the reader schema imports (name, text), dependencies first."""
 
     def to_json(self) -> dict[str, Any]:
         """JSON primitives."""
-        return {"role": self.role, "text": self.text, "id": self.schema_id, "subject": self.subject}
+        out: dict[str, Any] = {"role": self.role, "text": self.text, "id": self.schema_id, "subject": self.subject}
+        if self.references:
+            out["references"] = [list(r) for r in self.references]
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ReaderSchema:
         """The inverse of ``to_json``."""
         return cls(
-            role=data["role"], text=data["text"], schema_id=data.get("id"), subject=data.get("subject")
+            role=data["role"],
+            text=data["text"],
+            schema_id=data.get("id"),
+            subject=data.get("subject"),
+            references=tuple((str(n), str(t)) for n, t in data.get("references", ())),
         )
 
 
@@ -64,7 +73,10 @@ def _resolve(payload: PayloadFormat, options: RecordFormatOptions, topic: str | 
             f"{where}: schema {schema_id} is {kind}, but "
             f"{payload.role}Format={payload.kind.value} expects {payload.kind.schema_type}"
         )
-    return ReaderSchema(payload.role, text, schema_id, subject)
+    references: tuple[tuple[str, str], ...] = ()
+    if payload.kind.schema_type == "PROTOBUF":
+        references = tuple(client.references(schema_id, where))
+    return ReaderSchema(payload.role, text, schema_id, subject, references)
 
 
 def resolve_reader_schemas(options: RecordFormatOptions, topic: str | None) -> dict[str, ReaderSchema]:

@@ -28,6 +28,7 @@ from connectors.formats.format_options import (
     RecordFormatOptions,
 )
 from connectors.formats.json_decoder import JsonDecoder
+from connectors.formats.protobuf_decoder import MessageMismatchError, ProtobufDecoder
 from connectors.formats.reader_schemas import ReaderSchema
 from connectors.formats.registry_client import RegistryClient, SchemaNotFoundError
 
@@ -72,12 +73,17 @@ class _PayloadDecoder:
     def __init__(self, payload: PayloadFormat, reader: ReaderSchema, options: RecordFormatOptions) -> None:
         self.payload = payload
         self.reader = reader
-        self.codec: AvroDecoder | JsonDecoder = (
-            JsonDecoder(reader.text) if payload.kind.schema_type == "JSON" else AvroDecoder(reader.text)
-        )
-        self._language = "JSON" if payload.kind.schema_type == "JSON" else "Avro"
+        self._language = {"JSON": "JSON", "PROTOBUF": "Protobuf"}.get(payload.kind.schema_type, "Avro")
+        self.codec: AvroDecoder | JsonDecoder | ProtobufDecoder
+        if payload.kind.schema_type == "PROTOBUF":
+            self.codec = ProtobufDecoder(reader.text, payload.record_name, reader.references)
+        elif payload.kind.schema_type == "JSON":
+            self.codec = JsonDecoder(reader.text)
+        else:
+            self.codec = AvroDecoder(reader.text)
         self._registry = RegistryClient.for_options(options.registry) if options.registry else None
         self._writer_texts: dict[int, str] = {}
+        self._writer_references: dict[int, list[tuple[str, str]]] = {}
         self._fail_on_new_fields = options.fail_on_new_fields
 
     @property
@@ -94,13 +100,19 @@ class _PayloadDecoder:
                 raise SchemaNotFoundError(
                     f"{where}: schema id {schema_id} is a {kind} schema, not {expected}"
                 )
+            if isinstance(self.codec, ProtobufDecoder):  # imports of other subjects, compiled with it
+                self._writer_references[schema_id] = self._registry.references(schema_id, where)
             if self._fail_on_new_fields and schema_id != self.reader.schema_id:
                 self._check_no_new_fields(schema_id, text, where)
             self._writer_texts[schema_id] = text
         return text
 
     def _check_no_new_fields(self, schema_id: int, text: str, where: str) -> None:
-        new = sorted(_top_fields(text) - _top_fields(self.reader.text))
+        if isinstance(self.codec, ProtobufDecoder):
+            writer = self.codec.writer_schema(text, self._writer_references.get(schema_id, ()))
+            new = self.codec.new_fields(writer)
+        else:
+            new = sorted(_top_fields(text) - _top_fields(self.reader.text))
         if new:
             raise ConnectorError(
                 f"{where}: the {self.payload.role} is written with schema id {schema_id}, which has fields "
@@ -142,7 +154,11 @@ class _PayloadDecoder:
                         errors[i] = f"unknown {role} schema id {schema_id}: {exc}"
                     continue
             try:
-                decoded = self.codec.decode_group([bodies[i] for i in rows], writer)
+                group = [bodies[i] for i in rows]
+                if isinstance(self.codec, ProtobufDecoder):
+                    decoded = self.codec.decode_group(group, writer, self._writer_references.get(schema_id, ()))
+                else:
+                    decoded = self.codec.decode_group(group, writer)
             except Exception as exc:  # noqa: BLE001 - a writer schema the reader cannot resolve
                 for i in rows:
                     errors[i] = (
@@ -153,7 +169,7 @@ class _PayloadDecoder:
             for i, d in zip(rows, decoded, strict=True):
                 if isinstance(d, Exception):
                     label = f"schema id {schema_id}" if schema_id != -1 else "the inline schema"
-                    if is_resolution_error(d):
+                    if is_resolution_error(d) or isinstance(d, MessageMismatchError):
                         errors[i] = (
                             f"{role} {label} cannot be read with the reader schema: {describe_error(d)}"
                         )

@@ -229,6 +229,28 @@ class RegistryClient:
         schema = self._call(f"schema id {schema_id}", where, self._client.get_schema, schema_id)
         return schema.schema_str, schema.schema_type or "AVRO"
 
+    def references(self, schema_id: int, where: str) -> list[tuple[str, str]]:
+        """The schemas ``schema_id`` references, ``(import name, text)``, dependencies first (Protobuf imports)."""
+        schema = self._call(f"schema id {schema_id}", where, self._client.get_schema, schema_id)
+        return self._referenced(list(schema.references or []), where, set())
+
+    def _referenced(self, refs: list[Any], where: str, seen: set[str]) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        for ref in refs:
+            if ref.name in seen:
+                continue
+            seen.add(ref.name)
+            reg = self._call(
+                f"reference {ref.name!r} (version {ref.version} of subject {ref.subject!r})",
+                where,
+                self._client.get_version,
+                ref.subject,
+                ref.version,
+            )
+            out.extend(self._referenced(list(reg.schema.references or []), where, seen))
+            out.append((ref.name, reg.schema.schema_str))
+        return out
+
     def latest(self, subject: str, where: str) -> tuple[int, str, str]:
         """``(id, text, type)`` of a subject's latest version."""
         reg = self._call(f"subject {subject!r}", where, self._client.get_latest_version, subject)

@@ -1,6 +1,6 @@
 """Writer schemas of the sink, fixed on the driver: the subject's (looked up or registered) or inline.
 
-For ``avro-confluent`` the schema comes from ``<p>SchemaId``, ``<p>SchemaVersion``, the inline
+For ``avro-confluent`` (``json-confluent``, ``protobuf-confluent``) the schema comes from ``<p>SchemaId``, ``<p>SchemaVersion``, the inline
 ``<p>Schema`` (which must already be registered under the subject unless
 ``autoRegisterSchemas=true``, then it is registered, subject to the subject's compatibility rules)
 or, by default, the subject's latest version. Plain ``avro`` uses the inline schema and no header.
@@ -9,12 +9,13 @@ The resolved schemas travel to the writer tasks inside the pickled writer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from connector_base import ConnectorError
 from connectors.formats.avro_encoder import AvroEncoder
 from connectors.formats.format_options import PayloadFormat, RecordFormatOptions
 from connectors.formats.json_encoder import JsonEncoder
+from connectors.formats.protobuf_encoder import ProtobufEncoder
 from connectors.formats.registry_client import RegistryClient, SchemaNotFoundError
 
 __all__ = ["PayloadEncoder", "WriterSchema", "resolve_writer_schemas", "writer_encoder"]
@@ -28,13 +29,19 @@ class WriterSchema:
     text: str
     schema_id: int | None
     schema_type: str = "AVRO"
+    message_name: str | None = None
+    """Protobuf: the message written (``<p>RecordName``), else the schema's first."""
+    references: tuple[tuple[str, str], ...] = ()
+    """Protobuf: the schemas it imports (name, text), dependencies first."""
 
 
-PayloadEncoder = AvroEncoder | JsonEncoder
+PayloadEncoder = AvroEncoder | JsonEncoder | ProtobufEncoder
 
 
 def writer_encoder(schema: WriterSchema) -> PayloadEncoder:
     """The encoder of ``schema``'s language."""
+    if schema.schema_type == "PROTOBUF":
+        return ProtobufEncoder(schema.text, schema.schema_id, schema.message_name, schema.references)
     if schema.schema_type == "JSON":
         return JsonEncoder(schema.text, schema.schema_id)
     return AvroEncoder(schema.text, schema.schema_id)
@@ -75,6 +82,18 @@ def _resolve(payload: PayloadFormat, options: RecordFormatOptions, topic: str | 
     return WriterSchema(payload.role, text, schema_id, payload.kind.schema_type)
 
 
+def _with_protobuf(schema: WriterSchema, payload: PayloadFormat, options: RecordFormatOptions) -> WriterSchema:
+    if schema.schema_type != "PROTOBUF":
+        return schema
+    references: tuple[tuple[str, str], ...] = ()
+    if schema.schema_id is not None and options.registry is not None:
+        client = RegistryClient.for_options(options.registry)
+        references = tuple(client.references(schema.schema_id, f"resolving the {payload.role} writer schema"))
+    encoder_check = ProtobufEncoder(schema.text, schema.schema_id, payload.record_name, references)
+    del encoder_check  # compiled once on the driver: a schema that does not compile fails at start
+    return replace(schema, message_name=payload.record_name, references=references)
+
+
 def resolve_writer_schemas(options: RecordFormatOptions, topic: str | None) -> dict[str, WriterSchema]:
     """The writer schema of each encoded payload (``topic``: the sink's ``topic`` option)."""
-    return {p.role: _resolve(p, options, topic) for p in options.payloads}
+    return {p.role: _with_protobuf(_resolve(p, options, topic), p, options) for p in options.payloads}
