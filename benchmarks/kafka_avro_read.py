@@ -132,7 +132,9 @@ def produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
     p.flush(120)
 
 
-def decode_alone(values: list[bytes], registry_url: str, topic: str, batch: int = 20_000) -> float:
+def decode_alone(
+    values: list[bytes], registry_url: str, topic: str, batch: int = 20_000, value_format: str = "avro-confluent"
+) -> float:
     """Records/s of ``RecordDecoder.decode`` on raw Arrow batches in this thread."""
     import numpy as np
     import pyarrow as pa
@@ -141,7 +143,7 @@ def decode_alone(values: list[bytes], registry_url: str, topic: str, batch: int 
     from connectors.formats.reader_schemas import resolve_reader_schemas
     from connectors.formats.record_decoder import RecordDecoder
 
-    opts = RecordFormatOptions.parse({"valueFormat": "avro-confluent", "schemaRegistry.url": registry_url})
+    opts = RecordFormatOptions.parse({"valueFormat": value_format, "schemaRegistry.url": registry_url})
     decoder = RecordDecoder(opts, resolve_reader_schemas(opts, topic))
     batches = []
     for start in range(0, len(values), batch):

@@ -130,7 +130,6 @@ class ProtobufDecoder:
         reader_schema: str,
         message_name: str | None = None,
         references: Sequence[tuple[str, str]] = (),
-        with_indexes: bool = True,
     ) -> None:
         from google.protobuf import message_factory
 
@@ -139,7 +138,6 @@ class ProtobufDecoder:
         self._class = message_factory.GetMessageClass(self.message)
         self._wire_type, self.arrow_type = message_arrow_types(self.message)
         self._convert = _message_converter(self.message, self._wire_type)
-        self._with_indexes = with_indexes
         self._writers: dict[str, ProtoSchema] = {}
         self._checked: dict[tuple[str, tuple[int, ...]], Exception | None] = {}
 
@@ -181,32 +179,26 @@ class ProtobufDecoder:
         """Each payload decoded (a dict) or the exception that refused it; same order."""
         parse = self._class.FromString
         convert = self._convert
-        out: list[Any | Exception] = []
-        if not self._with_indexes:
-            bodies: Sequence[bytes] = payloads
-        else:
-            writer = self.writer_schema(writer_schema, references)
-            first_ok = self._check(writer_schema, writer, [0])
-            bodies = []
-            failed: dict[int, Exception] = {}
-            for i, p in enumerate(payloads):
-                if p[:1] == b"\x00" and first_ok is None:
-                    bodies.append(p[1:])
-                    continue
-                try:
-                    indexes, pos = decode_message_indexes(p)
-                    error = self._check(writer_schema, writer, indexes)
-                except MessageIndexError as exc:
-                    error = exc
-                if error is not None:
-                    failed[i] = error
-                    bodies.append(b"")
-                else:
-                    bodies.append(p[pos:])
-            if failed:
-                for i, body in enumerate(bodies):
-                    out.append(failed[i] if i in failed else self._one(body))
-                return out
+        writer = self.writer_schema(writer_schema, references)
+        first_ok = self._check(writer_schema, writer, [0])
+        bodies: list[bytes] = []
+        failed: dict[int, Exception] = {}
+        for i, p in enumerate(payloads):
+            if p[:1] == b"\x00" and first_ok is None:  # the common case: the first message
+                bodies.append(p[1:])
+                continue
+            try:
+                indexes, pos = decode_message_indexes(p)
+                error = self._check(writer_schema, writer, indexes)
+            except MessageIndexError as exc:
+                error = exc
+            if error is not None:
+                failed[i] = error
+                bodies.append(b"")
+            else:
+                bodies.append(p[pos:])
+        if failed:
+            return [failed[i] if i in failed else self._one(body) for i, body in enumerate(bodies)]
         try:
             return [convert(parse(b)) for b in bodies]
         except Exception:  # noqa: BLE001 - find the failing records one by one below

@@ -14,6 +14,7 @@ import base64
 import json
 import os
 import sys
+from typing import Any
 
 from sparkflow_testing.maven import resolve_classpath
 from sparkflow_testing.spark.kafka_source import NEWEST_SERVED, SCALA_BINARY, not_shipped, pyspark_jar_names
@@ -28,9 +29,45 @@ def spark_avro_jars() -> list[str]:
     return [str(p) for p in not_shipped(libs.glob("*.jar"), pyspark_jar_names())]
 
 
+def run_oracle(module: str, cases: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    """Run ``python -m <module>`` on ``cases`` from the test: ``(Spark type, Arrow table)`` per case."""
+    import subprocess
+    from pathlib import Path
+
+    import pyarrow as pa
+
+    root = Path(__file__).resolve().parents[3]
+    env = {
+        **os.environ,
+        "TZ": "UTC",
+        "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+    }
+    env["PYSPARK_PYTHON"] = sys.executable
+    done = subprocess.run(
+        [sys.executable, "-m", module],
+        input=json.dumps(cases), capture_output=True, text=True, timeout=500, env=env, cwd=root,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [ln for ln in done.stdout.splitlines() if ln.strip()]
+    out = [json.loads(ln) for ln in lines if ln.startswith("{")]
+    return [(o["type"], pa.ipc.open_stream(base64.b64decode(o["arrow"])).read_all()) for o in out]
+
+
+def arrow_line(decoded: Any) -> str:
+    """The JSON line of a decoded DataFrame (column ``v``): its Spark type, its rows as Arrow IPC."""
+    import pyarrow as pa
+
+    # the raw batches: toArrow() casts to the schema's non-null flags and refuses null structs
+    out = pa.Table.from_batches(decoded._collect_as_arrow())
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, out.schema) as writer:
+        writer.write_table(out)
+    arrow = base64.b64encode(sink.getvalue().to_pybytes()).decode()
+    return json.dumps({"type": decoded.schema["v"].dataType.simpleString(), "arrow": arrow})
+
+
 def main() -> None:
     """Decode the cases on stdin with Spark's from_avro."""
-    import pyarrow as pa
     from pyspark.sql import SparkSession
     from pyspark.sql.avro.functions import from_avro
 
@@ -49,15 +86,7 @@ def main() -> None:
             rows = [(bytes.fromhex(h),) for h in case["payloads"]]
             df = spark.createDataFrame(rows, "value binary")
             decoded = df.select(from_avro("value", json.dumps(case["schema"])).alias("v"))
-            # the raw batches: toArrow() casts to the schema's non-null flags and refuses null structs
-            out = pa.Table.from_batches(decoded._collect_as_arrow())
-            sink = pa.BufferOutputStream()
-            with pa.ipc.new_stream(sink, out.schema) as writer:
-                writer.write_table(out)
-            arrow = base64.b64encode(sink.getvalue().to_pybytes()).decode()
-            print(
-                json.dumps({"type": decoded.schema["v"].dataType.simpleString(), "arrow": arrow}), flush=True
-            )
+            print(arrow_line(decoded), flush=True)
     finally:
         spark.stop()
 

@@ -7,22 +7,18 @@ as Spark type strings.
 
 from __future__ import annotations
 
-import base64
 import datetime
 import decimal
 import io
 import json
-import os
-import subprocess
-import sys
 import uuid
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
 
 from connectors.formats.avro_decoder import AvroDecoder
+from integration_tests.connectors.formats.from_avro_oracle import run_oracle
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -140,21 +136,7 @@ def _payloads(schema: dict[str, Any], rows: list[dict[str, Any]]) -> list[bytes]
 
 
 def _oracle(cases: list[dict[str, Any]]) -> list[tuple[str, pa.Table]]:
-    root = Path(__file__).resolve().parents[3]
-    env = {
-        **os.environ,
-        "TZ": "UTC",
-        "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
-    }
-    env["PYSPARK_PYTHON"] = sys.executable
-    done = subprocess.run(
-        [sys.executable, "-m", "integration_tests.connectors.formats.from_avro_oracle"],
-        input=json.dumps(cases), capture_output=True, text=True, timeout=500, env=env, cwd=root,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    lines = [ln for ln in done.stdout.splitlines() if ln.strip()]
-    out = [json.loads(ln) for ln in lines if ln.startswith("{")]
-    return [(o["type"], pa.ipc.open_stream(base64.b64decode(o["arrow"])).read_all()) for o in out]
+    return run_oracle("integration_tests.connectors.formats.from_avro_oracle", cases)
 
 
 def _spark_type(arrow: pa.DataType) -> str:

@@ -1,0 +1,176 @@
+"""Benchmark: Protobuf values in the Confluent wire format, kafka-unified against Spark's best OSS path.
+
+The sibling of ``kafka_avro_read`` with the same record shape as a proto3 message (15 fields:
+nested message, ``optional`` fields, enum, repeated, map, two ``Timestamp``s; the decimal becomes
+int64 cents), its ``.proto`` text registered in a real registry (Apicurio 2.6.13), produced once to
+real Apache Kafka. Then, in one ``local[2]`` Spark session with Spark's Kafka source and
+spark-protobuf (Maven Central):
+
+- ``kafka-unified``: ``valueFormat=protobuf-confluent``, ``where id is not null``, ``count``;
+- ``spark-from-protobuf``: ``format("kafka")`` then
+  ``from_protobuf(substring(value, 7), "bench.Order", binaryDescriptorSet=...)`` (5 header bytes and
+  the one message-index byte stripped, the descriptor set passed by hand), ``where v is not null``,
+  ``count``.
+
+Best of ``--rounds`` interleaved rounds after ``--warmup``; ratio kafka-unified / spark-from-protobuf
+(>1 means we are faster). Then decoding alone, outside Spark (``RecordDecoder.decode``, one thread).
+
+    python -m benchmarks.kafka_protobuf_read --records 200000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import struct
+import sys
+import time
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.kafka_avro_read import decode_alone, loadavg, produce, record  # noqa: E402
+
+PROTO = """
+syntax = "proto3";
+package bench;
+import "google/protobuf/timestamp.proto";
+message Order {
+  int64 id = 1;
+  int64 customer_id = 2;
+  optional string customer_name = 3;
+  optional string email = 4;
+  Status status = 5;
+  int64 amount_cents = 6;
+  string currency = 7;
+  int32 quantity = 8;
+  optional double discount = 9;
+  google.protobuf.Timestamp placed_at = 10;
+  google.protobuf.Timestamp shipped_at = 11;
+  bool is_gift = 12;
+  repeated string tags = 13;
+  map<string, string> attributes = 14;
+  Address address = 15;
+  enum Status { NEW = 0; PAID = 1; SHIPPED = 2; DONE = 3; }
+  message Address { string street = 1; string city = 2; optional string zip = 3; string country = 4; }
+}
+"""
+
+
+def encode(schema_id: int, n: int) -> tuple[list[bytes], bytes]:
+    """``n`` records in the Confluent wire format, and the descriptor set Spark's from_protobuf takes."""
+    from google.protobuf import descriptor_pb2, message_factory
+
+    from connectors.formats.protobuf_schema import ProtoSchema
+
+    schema = ProtoSchema.compile(PROTO)
+    order = message_factory.GetMessageClass(schema.message("bench.Order"))
+    header = struct.pack(">bI", 0, schema_id) + b"\x00"
+    out = []
+    for i in range(n):
+        r: dict[str, Any] = dict(record(i))
+        r["amount_cents"] = int(r.pop("amount") * 100)
+        r["address"] = {k: v for k, v in r["address"].items() if v is not None}
+        msg = order(**{k: v for k, v in r.items() if v is not None and k not in ("placed_at", "shipped_at")})
+        msg.placed_at.FromDatetime(r["placed_at"])
+        if r["shipped_at"] is not None:
+            msg.shipped_at.FromDatetime(r["shipped_at"])
+        out.append(header + msg.SerializeToString())
+    files = descriptor_pb2.FileDescriptorSet()
+    for f in (schema.pool.FindFileByName("google/protobuf/timestamp.proto"), schema.file):
+        f.CopyToProto(files.file.add())
+    return out, files.SerializeToString()
+
+
+def main() -> None:
+    """Run the benchmark."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+
+    from pyspark.sql import functions as F  # noqa: N812
+    from pyspark.sql.protobuf.functions import from_protobuf
+
+    from connector_base.spark import local_spark_session
+    from integration_tests.connectors.formats.from_protobuf_oracle import spark_protobuf_jars
+    from sparkflow_testing.kafka.brokers import start_broker
+    from sparkflow_testing.registry.apicurio import start_apicurio
+    from sparkflow_testing.spark.kafka_source import NEWEST_SERVED, spark_kafka_jars
+
+    registry = start_apicurio()
+    broker = start_broker("apache-kafka")
+    spark = None
+    try:
+        topic = broker.create_topic(args.partitions)
+        schema_id = registry.register(f"{topic}-value", PROTO, "PROTOBUF")
+        t0 = time.perf_counter()
+        values, descriptor_set = encode(schema_id, args.records)
+        produce(broker.bootstrap, topic, values)
+        print(f"produced {args.records} records ({sum(map(len, values)) / len(values):.0f} B avg) in {time.perf_counter() - t0:.1f}s")
+
+        cpu0 = time.process_time()
+        rate = decode_alone(values, registry.url, topic, value_format="protobuf-confluent")
+        print(
+            f"decoding alone (RecordDecoder, protobuf path, 1 thread): {rate / 1e6:.3f} M records/s wall, "
+            f"{args.records / (time.process_time() - cpu0) / 1e6:.3f} M records/s per core (CPU time, "
+            f"incl. batch building) [load {loadavg()}]"
+        )
+        del values
+
+        jars = [str(p) for p in spark_kafka_jars(NEWEST_SERVED)] + spark_protobuf_jars()
+        spark = local_spark_session("bench-protobuf", cores=2, spark__jars=",".join(jars))
+        spark.sparkContext.setLogLevel("ERROR")
+
+        def ours() -> int:
+            df = (
+                spark.read.format("kafka-unified")
+                .option("kafka.bootstrap.servers", broker.bootstrap)
+                .option("subscribe", topic)
+                .option("valueFormat", "protobuf-confluent")
+                .option("schemaRegistry.url", registry.url)
+                .load()
+            )
+            return int(df.where("placed_at is not null").count())  # always set (id 0 reads as null)
+
+        def theirs() -> int:
+            df = (
+                spark.read.format("kafka")
+                .option("kafka.bootstrap.servers", broker.bootstrap)
+                .option("subscribe", topic)
+                .load()
+                .select(
+                    from_protobuf(F.expr("substring(value, 7)"), "bench.Order", binaryDescriptorSet=descriptor_set).alias("v")
+                )
+            )
+            return int(df.where("v is not null").count())
+
+        readers = {"kafka-unified": ours, "spark-from-protobuf": theirs}
+        for _ in range(args.warmup):
+            for fn in readers.values():
+                fn()
+        best: dict[str, float] = {}
+        for _ in range(args.rounds):
+            for name, fn in readers.items():
+                started = time.perf_counter()
+                n = fn()
+                took = time.perf_counter() - started
+                assert n == args.records, (name, n)
+                best[name] = min(best.get(name, took), took)
+                print(f"{name}: {took:.2f}s, {n / took / 1e6:.3f} M records/s [load {loadavg()}]")
+        ratio = best["spark-from-protobuf"] / best["kafka-unified"]
+        print(
+            f"best: kafka-unified {best['kafka-unified']:.2f}s, spark-from-protobuf {best['spark-from-protobuf']:.2f}s; "
+            f"ratio kafka-unified/spark-from-protobuf = {ratio:.2f}x (goal >= 1.0x)"
+        )
+    finally:
+        if spark is not None:
+            spark.stop()
+        broker.stop()
+        registry.stop()
+
+
+if __name__ == "__main__":
+    main()
