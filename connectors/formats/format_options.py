@@ -242,7 +242,9 @@ class PayloadFormat:
         record = opts.get(f"{role}recordname")
         if record is not None and not re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*", record.strip()):
             raise InvalidOptionError(
-                f"{role}RecordName", record, "a record's (Protobuf: message's) full name such as com.example.Order"
+                f"{role}RecordName",
+                record,
+                "a record's (Protobuf: message's) full name such as com.example.Order",
             )
         subject = opts.get(f"{role}subject")
         if subject is not None and not subject.strip():

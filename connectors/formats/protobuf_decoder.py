@@ -1,4 +1,4 @@
-"""``ProtobufDecoder``: Protobuf payloads of many writer schemas -> one Arrow array of the reader message's type.
+"""``ProtobufDecoder``: Protobuf payloads of many writer schemas -> one Arrow array of the reader message.
 
 The reader message (``<p>RecordName``, else the reader schema's first message) is fixed at
 ``load()``; its Spark type is ``protobuf_types``' (Spark's ``from_protobuf`` mapping). Each record's
@@ -74,7 +74,6 @@ def _element(fd: Any, wire: pa.DataType) -> Callable[[Any], Any] | None:
 
 
 def _field_converter(fd: Any, wire: pa.DataType) -> Callable[[Any], Any] | None:
-    from google.protobuf.descriptor import FieldDescriptor as F
 
     if pa.types.is_map(wire):
         entry = fd.message_type

@@ -26,13 +26,13 @@ from connectors.formats.protobuf_types import is_duration, is_repeated, is_times
 
 __all__ = ["ProtobufEncoder"]
 
-_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
 def _time_value(value: Any) -> dict[str, int]:
     if isinstance(value, datetime.datetime):
         if value.tzinfo is None:
-            value = value.replace(tzinfo=datetime.timezone.utc)
+            value = value.replace(tzinfo=datetime.UTC)
         value = value - _EPOCH
     if isinstance(value, datetime.timedelta):
         micros = (value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds

@@ -60,7 +60,7 @@ class MessageIndexError(ValueError):
 
 
 def is_serialized_descriptor(text: str) -> bool:
-    """Whether ``text`` is a base64 ``FileDescriptorProto`` (Confluent's serialized form), not ``.proto`` text."""
+    """Whether ``text`` is a base64 ``FileDescriptorProto`` (Confluent's serialized form), not text."""
     return bool(text.strip()) and _BASE64.match(text) is not None
 
 
@@ -91,7 +91,7 @@ def _include_dir() -> str:
 
 
 def _compile_text(files: dict[str, str], main: str) -> list[Any]:
-    """``protoc`` on ``files`` (name -> ``.proto`` text): the ``FileDescriptorProto``s of ``main`` and its imports."""
+    """``protoc`` on ``files`` (name -> ``.proto`` text): ``main``'s and its imports' descriptors."""
     from google.protobuf import descriptor_pb2
     from grpc_tools import _protoc_compiler, protoc
 
@@ -200,7 +200,8 @@ class ProtoSchema:
         top = self.top_messages
         if not 0 <= indexes[0] < len(top):
             raise MessageIndexError(
-                f"message index {indexes[0]} is out of range: the writer schema has {len(top)} top-level messages"
+                f"message index {indexes[0]} is out of range: the writer schema has "
+                f"{len(top)} top-level messages"
             )
         message = top[indexes[0]]
         for i in indexes[1:]:

@@ -47,10 +47,7 @@ def is_repeated(fd: Any) -> bool:
 def _time_message(desc: Any, name: str) -> bool:
     fields = desc.fields
     return (
-        desc.name == name
-        and len(fields) == 2
-        and fields[0].name == "seconds"
-        and fields[1].name == "nanos"
+        desc.name == name and len(fields) == 2 and fields[0].name == "seconds" and fields[1].name == "nanos"
     )
 
 

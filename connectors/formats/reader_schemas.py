@@ -35,7 +35,12 @@ class ReaderSchema:
 
     def to_json(self) -> dict[str, Any]:
         """JSON primitives."""
-        out: dict[str, Any] = {"role": self.role, "text": self.text, "id": self.schema_id, "subject": self.subject}
+        out: dict[str, Any] = {
+            "role": self.role,
+            "text": self.text,
+            "id": self.schema_id,
+            "subject": self.subject,
+        }
         if self.references:
             out["references"] = [list(r) for r in self.references]
         return out

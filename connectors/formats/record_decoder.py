@@ -156,7 +156,9 @@ class _PayloadDecoder:
             try:
                 group = [bodies[i] for i in rows]
                 if isinstance(self.codec, ProtobufDecoder):
-                    decoded = self.codec.decode_group(group, writer, self._writer_references.get(schema_id, ()))
+                    decoded = self.codec.decode_group(
+                        group, writer, self._writer_references.get(schema_id, ())
+                    )
                 else:
                     decoded = self.codec.decode_group(group, writer)
             except Exception as exc:  # noqa: BLE001 - a writer schema the reader cannot resolve

@@ -230,7 +230,7 @@ class RegistryClient:
         return schema.schema_str, schema.schema_type or "AVRO"
 
     def references(self, schema_id: int, where: str) -> list[tuple[str, str]]:
-        """The schemas ``schema_id`` references, ``(import name, text)``, dependencies first (Protobuf imports)."""
+        """The schemas ``schema_id`` references (Protobuf imports): ``(name, text)``, dependencies first."""
         schema = self._call(f"schema id {schema_id}", where, self._client.get_schema, schema_id)
         return self._referenced(list(schema.references or []), where, set())
 

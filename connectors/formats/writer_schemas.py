@@ -1,9 +1,10 @@
 """Writer schemas of the sink, fixed on the driver: the subject's (looked up or registered) or inline.
 
-For ``avro-confluent`` (``json-confluent``, ``protobuf-confluent``) the schema comes from ``<p>SchemaId``, ``<p>SchemaVersion``, the inline
-``<p>Schema`` (which must already be registered under the subject unless
-``autoRegisterSchemas=true``, then it is registered, subject to the subject's compatibility rules)
-or, by default, the subject's latest version. Plain ``avro`` uses the inline schema and no header.
+For ``avro-confluent`` (and ``json-confluent``, ``protobuf-confluent``) the schema comes from
+``<p>SchemaId``, ``<p>SchemaVersion``, the inline ``<p>Schema`` (which must already be registered
+under the subject unless ``autoRegisterSchemas=true``, then it is registered, subject to the
+subject's compatibility rules) or, by default, the subject's latest version. Plain ``avro`` uses
+the inline schema and no header.
 The resolved schemas travel to the writer tasks inside the pickled writer.
 """
 
@@ -82,7 +83,9 @@ def _resolve(payload: PayloadFormat, options: RecordFormatOptions, topic: str | 
     return WriterSchema(payload.role, text, schema_id, payload.kind.schema_type)
 
 
-def _with_protobuf(schema: WriterSchema, payload: PayloadFormat, options: RecordFormatOptions) -> WriterSchema:
+def _with_protobuf(
+    schema: WriterSchema, payload: PayloadFormat, options: RecordFormatOptions
+) -> WriterSchema:
     if schema.schema_type != "PROTOBUF":
         return schema
     references: tuple[tuple[str, str], ...] = ()

@@ -4,6 +4,10 @@ The oracle is spark-protobuf from Maven Central in a child Spark (``from_protobu
 the descriptor set protoc writes (``--include_imports --descriptor_set_out``); our side is
 ``ProtobufDecoder`` compiling the same ``.proto`` text. Payloads come from the protobuf runtime.
 Both are compared as Arrow values and as Spark type strings, field by field.
+
+The package mirror these machines reach does not serve spark-protobuf (no version of
+``org.apache.spark:spark-protobuf_2.13`` resolved on 2026-11-25, while spark-avro does): the test
+then skips, naming the artifact; where Maven Central serves it, it runs.
 """
 
 from __future__ import annotations
@@ -121,7 +125,18 @@ def _spark_type(arrow: pa.DataType) -> str:
     return from_arrow_type(arrow, prefer_timestamp_ntz=True).simpleString()
 
 
+def _require_spark_protobuf() -> None:
+    from integration_tests.connectors.formats.from_protobuf_oracle import SPARK_PROTOBUF, spark_protobuf_jars
+    from sparkflow_testing.maven import MavenError
+
+    try:
+        spark_protobuf_jars()
+    except MavenError:
+        pytest.skip(f"{SPARK_PROTOBUF} is not served by the Maven repository this machine reaches")
+
+
 def test_every_protobuf_type_matches_spark_from_protobuf(tmp_path: Path) -> None:
+    _require_spark_protobuf()
     every_set = _descriptor_set(tmp_path, EVERY_TYPE)
     (tmp_path / "p2").mkdir()
     old_set = _descriptor_set(tmp_path / "p2", PROTO2)

@@ -98,7 +98,7 @@ def _order(pb: Any, i: int) -> Any:
     return msg
 
 
-EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
 def _expected(i: int) -> dict[str, Any]:
@@ -127,7 +127,7 @@ def _plain(v: Any) -> Any:
     if isinstance(v, list):
         return [_plain(x) for x in v]
     if isinstance(v, datetime.datetime):
-        return v.astimezone(datetime.timezone.utc)
+        return v.astimezone(datetime.UTC)
     return v
 
 
@@ -220,6 +220,7 @@ def test_proto_text_schemas_evolution_and_errors(
         _header(v1) + b"\x00" + body(ORDER_V1, id=4, name="long name")[:-3],  # truncated
     ]
     reference_broker.produce(topic, [*good, *bad])
+
     def base(**options: str) -> Any:  # a new reader each time (a DataFrameReader keeps its options)
         return reader(
             spark, reference_broker, subscribe=topic, valueFormat="protobuf-confluent",
@@ -232,7 +233,10 @@ def test_proto_text_schemas_evolution_and_errors(
         (2, 2.5),
     ]
     older = base(mode="DROPMALFORMED", valueSchemaVersion="1").load()
-    assert [(r["id"], r["name"]) for r in sorted(older.collect(), key=lambda r: r["id"])] == [(1, "a"), (2, None)]
+    assert [(r["id"], r["name"]) for r in sorted(older.collect(), key=lambda r: r["id"])] == [
+        (1, "a"),
+        (2, None),
+    ]
     rows = sorted(base(mode="PERMISSIVE").load().collect(), key=lambda r: r["offset"])
     reasons = [r["_corrupt_record"] for r in rows]
     assert reasons[:2] == [None, None] and all(r["id"] is None for r in rows[2:])

@@ -79,7 +79,10 @@ def test_message_indexes_round_trip_with_zigzag_and_the_zero_shortcut() -> None:
     # count 2 (zig-zag 4), indexes 1 (2) and 0 (0): Confluent's encoding of [1, 0]
     assert encode_message_indexes([1, 0]) == b"\x04\x02\x00"
     assert decode_message_indexes(b"\x04\x02\x00", 0) == ([1, 0], 3)
-    assert decode_message_indexes(encode_message_indexes([70, 3, 200])) == ([70, 3, 200], 6)  # 1 + 2 + 1 + 2 bytes
+    assert decode_message_indexes(encode_message_indexes([70, 3, 200])) == (
+        [70, 3, 200],
+        6,
+    )  # 1 + 2 + 1 + 2 bytes
     with pytest.raises(MessageIndexError, match="truncated"):
         decode_message_indexes(b"\x04\x02")
     with pytest.raises(MessageIndexError, match="truncated"):
@@ -163,7 +166,7 @@ def test_decoding_matches_the_protobuf_runtime_and_sparks_null_rules() -> None:
     assert row["line"] == {"sku": "s", "qty": None}  # proto3 zero value: not set, null as in Spark
     assert row["lines"] == [{"sku": "t", "qty": 2}] and row["by_no"] == [(3, {"sku": "u", "qty": 1})]
     assert row["card"] is None and row["points"] == 11  # oneof: the member set
-    assert row["at"] == datetime.datetime(2023, 11, 14, 22, 13, 20, 123456, tzinfo=datetime.timezone.utc)
+    assert row["at"] == datetime.datetime(2023, 11, 14, 22, 13, 20, 123456, tzinfo=datetime.UTC)
     assert row["took"] == datetime.timedelta(seconds=-1.5)
     assert row["maybe"] == {"value": None} and row["note"] == ""  # proto3 optional: set to ""
     assert row["s64"] is None and row["extra"] is None and row["status"] is not None
@@ -215,7 +218,9 @@ def test_imports_of_registry_references() -> None:
     common = 'syntax = "proto3"; package c; message Money { int64 units = 1; string currency = 2; }'
     text = 'syntax = "proto3"; import "c/money.proto"; message Pay { c.Money amount = 1; }'
     dec = ProtobufDecoder(text, references=[("c/money.proto", common)])
-    assert dec.arrow_type == pa.struct([("amount", pa.struct([("units", pa.int64()), ("currency", pa.string())]))])
+    assert dec.arrow_type == pa.struct(
+        [("amount", pa.struct([("units", pa.int64()), ("currency", pa.string())]))]
+    )
     with pytest.raises(ProtobufSchemaError, match="c/money.proto"):
         ProtoSchema.compile(text)
 
@@ -226,14 +231,16 @@ def test_encoder_round_trips_through_the_decoder_with_the_header() -> None:
         {
             "i32": -1, "u32": -2, "u64": -3, "name": "n", "status": "OPEN", "tags": ["x"],
             "counts": [("k", 2)], "line": {"sku": "s", "qty": 3}, "by_no": [(1, {"sku": "t", "qty": 1})],
-            "card": "c", "at": datetime.datetime(2024, 1, 2, 3, 4, 5, 678901, tzinfo=datetime.timezone.utc),
+            "card": "c", "at": datetime.datetime(2024, 1, 2, 3, 4, 5, 678901, tzinfo=datetime.UTC),
             "took": datetime.timedelta(seconds=90, microseconds=5), "history": ["CLOSED"],
         },
         None,
     ]  # fmt: skip
     column = pa.array(rows, dec.arrow_type)
     encoded = ProtobufEncoder(ALL_TYPES, 7, "shop.v1.Order").encode(column, "value")
-    assert encoded[1] is None and encoded[0] is not None and encoded[0][:6] == struct.pack(">bI", 0, 7) + b"\x00"
+    assert (
+        encoded[1] is None and encoded[0] is not None and encoded[0][:6] == struct.pack(">bI", 0, 7) + b"\x00"
+    )
     back = dec.to_arrow(dec.decode_group([encoded[0][5:]], ALL_TYPES)).to_pylist()[0]
     for key, value in rows[0].items():  # type: ignore[union-attr]
         assert back[key] == value, key
@@ -245,7 +252,11 @@ def test_encoder_round_trips_through_the_decoder_with_the_header() -> None:
 
 def test_format_options_accept_protobuf_confluent() -> None:
     opts = RecordFormatOptions.parse(
-        {"valueFormat": "protobuf-confluent", "schemaRegistry.url": "http://localhost:1", "valueRecordName": "a.B"}
+        {
+            "valueFormat": "protobuf-confluent",
+            "schemaRegistry.url": "http://localhost:1",
+            "valueRecordName": "a.B",
+        }
     )
     assert opts.value.kind is FormatKind.PROTOBUF_CONFLUENT and opts.value.kind.schema_type == "PROTOBUF"
     assert opts.value.kind.uses_registry and opts.value.record_name == "a.B"
