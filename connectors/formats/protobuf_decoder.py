@@ -96,12 +96,13 @@ def _message_converter(desc: Any, wire: pa.StructType) -> Callable[[Any], dict[s
 
     kept = {wire.field(i).name: wire.field(i).type for i in range(wire.num_fields)}
     defaults: dict[str, Any] = dict.fromkeys(kept)
-    convs: dict[int, tuple[str, Callable[[Any], Any] | None]] = {}
+    # keyed by the descriptor object: upb keeps one Python object per field while it is referenced
+    convs: dict[Any, tuple[str, Callable[[Any], Any] | None]] = {}
     for fd in desc.fields:
         if fd.name not in kept:
             continue  # dropped from the Spark type (a message without fields)
         typ = kept[fd.name]
-        convs[fd.number] = (fd.name, _field_converter(fd, typ))
+        convs[fd] = (fd.name, _field_converter(fd, typ))
         if pa.types.is_map(typ) or is_repeated(fd):
             defaults[fd.name] = []
         elif getattr(fd, "has_default_value", False) and fd.type != F.TYPE_MESSAGE:
@@ -111,8 +112,8 @@ def _message_converter(desc: Any, wire: pa.StructType) -> Callable[[Any], dict[s
     def convert(message: Any) -> dict[str, Any]:
         out = defaults.copy()
         for fd, value in message.ListFields():
-            entry = convs.get(fd.number)
-            if entry is None or fd.is_extension:
+            entry = convs.get(fd)
+            if entry is None:  # an extension, or a field dropped from the Spark type
                 continue
             name, conv = entry
             out[name] = value if conv is None else conv(value)
