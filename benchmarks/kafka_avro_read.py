@@ -160,6 +160,23 @@ def decode_alone(
     return rows / (time.perf_counter() - started)
 
 
+def best_of(readers: dict[str, Any], warmup: int, rounds: int, records: int) -> dict[str, float]:
+    """Each reader's best time over ``rounds`` interleaved rounds after ``warmup`` untimed ones."""
+    for _ in range(warmup):
+        for fn in readers.values():
+            fn()
+    best: dict[str, float] = {}
+    for _ in range(rounds):
+        for name, fn in readers.items():
+            started = time.perf_counter()
+            n = fn()
+            took = time.perf_counter() - started
+            assert n == records, (name, n)
+            best[name] = min(best.get(name, took), took)
+            print(f"{name}: {took:.2f}s, {n / took / 1e6:.3f} M records/s [load {loadavg()}]")
+    return best
+
+
 def main() -> None:
     """Run the benchmark."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -219,19 +236,7 @@ def main() -> None:
             )
             return int(df.where("v is not null").count())
 
-        readers = {"kafka-unified": ours, "spark-from-avro": theirs}
-        for _ in range(args.warmup):
-            for fn in readers.values():
-                fn()
-        best: dict[str, float] = {}
-        for _ in range(args.rounds):
-            for name, fn in readers.items():
-                started = time.perf_counter()
-                n = fn()
-                took = time.perf_counter() - started
-                assert n == args.records, (name, n)
-                best[name] = min(best.get(name, took), took)
-                print(f"{name}: {took:.2f}s, {n / took / 1e6:.3f} M records/s [load {loadavg()}]")
+        best = best_of({"kafka-unified": ours, "spark-from-avro": theirs}, args.warmup, args.rounds, args.records)
         ratio = best["spark-from-avro"] / best["kafka-unified"]
         print(
             f"best: kafka-unified {best['kafka-unified']:.2f}s, spark-from-avro {best['spark-from-avro']:.2f}s; "

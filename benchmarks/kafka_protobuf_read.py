@@ -33,7 +33,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.kafka_avro_read import decode_alone, loadavg, produce, record  # noqa: E402
+from benchmarks.kafka_avro_read import best_of, decode_alone, loadavg, produce, record  # noqa: E402
 
 PROTO = """
 syntax = "proto3";
@@ -176,18 +176,7 @@ def main() -> None:
 
         baseline = "spark-from-protobuf" if protobuf_jars else "spark-kafka-raw"
         readers = {"kafka-unified": ours, baseline: theirs if protobuf_jars else raw}
-        for _ in range(args.warmup):
-            for fn in readers.values():
-                fn()
-        best: dict[str, float] = {}
-        for _ in range(args.rounds):
-            for name, fn in readers.items():
-                started = time.perf_counter()
-                n = fn()
-                took = time.perf_counter() - started
-                assert n == args.records, (name, n)
-                best[name] = min(best.get(name, took), took)
-                print(f"{name}: {took:.2f}s, {n / took / 1e6:.3f} M records/s [load {loadavg()}]")
+        best = best_of(readers, args.warmup, args.rounds, args.records)
         ratio = best[baseline] / best["kafka-unified"]
         print(
             f"best: kafka-unified {best['kafka-unified']:.2f}s, {baseline} {best[baseline]:.2f}s; "

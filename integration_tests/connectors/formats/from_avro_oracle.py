@@ -66,16 +66,15 @@ def arrow_line(decoded: Any) -> str:
     return json.dumps({"type": decoded.schema["v"].dataType.simpleString(), "arrow": arrow})
 
 
-def main() -> None:
-    """Decode the cases on stdin with Spark's from_avro."""
+def serve_cases(jars: list[str], decode: Any) -> None:
+    """Print ``arrow_line(decode(df, case))`` for each JSON case on stdin (``df``: one binary ``value``)."""
     from pyspark.sql import SparkSession
-    from pyspark.sql.avro.functions import from_avro
 
     os.environ["TZ"] = "UTC"
     cases = json.load(sys.stdin)
     spark = (
         SparkSession.builder.master("local[1]")
-        .config("spark.jars", ",".join(spark_avro_jars()))
+        .config("spark.jars", ",".join(jars))
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.memory", "512m")
@@ -85,10 +84,19 @@ def main() -> None:
         for case in cases:
             rows = [(bytes.fromhex(h),) for h in case["payloads"]]
             df = spark.createDataFrame(rows, "value binary")
-            decoded = df.select(from_avro("value", json.dumps(case["schema"])).alias("v"))
-            print(arrow_line(decoded), flush=True)
+            print(arrow_line(decode(df, case)), flush=True)
     finally:
         spark.stop()
+
+
+def main() -> None:
+    """Decode the cases on stdin with Spark's from_avro."""
+    from pyspark.sql.avro.functions import from_avro
+
+    serve_cases(
+        spark_avro_jars(),
+        lambda df, case: df.select(from_avro("value", json.dumps(case["schema"])).alias("v")),
+    )
 
 
 if __name__ == "__main__":

@@ -9,11 +9,9 @@ session that has spark-protobuf on its classpath, and writes one JSON line per c
 
 from __future__ import annotations
 
-import json
-import os
-import sys
+from typing import Any
 
-from integration_tests.connectors.formats.from_avro_oracle import arrow_line
+from integration_tests.connectors.formats.from_avro_oracle import serve_cases
 from sparkflow_testing.maven import resolve_classpath
 from sparkflow_testing.spark.kafka_source import NEWEST_SERVED, SCALA_BINARY, not_shipped, pyspark_jar_names
 
@@ -29,28 +27,13 @@ def spark_protobuf_jars() -> list[str]:
 
 def main() -> None:
     """Decode the cases on stdin with Spark's from_protobuf."""
-    from pyspark.sql import SparkSession
     from pyspark.sql.protobuf.functions import from_protobuf
 
-    os.environ["TZ"] = "UTC"
-    cases = json.load(sys.stdin)
-    spark = (
-        SparkSession.builder.master("local[1]")
-        .config("spark.jars", ",".join(spark_protobuf_jars()))
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "512m")
-        .getOrCreate()
-    )
-    try:
-        for case in cases:
-            rows = [(bytes.fromhex(h),) for h in case["payloads"]]
-            df = spark.createDataFrame(rows, "value binary")
-            desc = bytes.fromhex(case["descriptor_set"])
-            decoded = df.select(from_protobuf("value", case["message"], binaryDescriptorSet=desc).alias("v"))
-            print(arrow_line(decoded), flush=True)
-    finally:
-        spark.stop()
+    def decode(df: Any, case: dict[str, Any]) -> Any:
+        desc = bytes.fromhex(case["descriptor_set"])
+        return df.select(from_protobuf("value", case["message"], binaryDescriptorSet=desc).alias("v"))
+
+    serve_cases(spark_protobuf_jars(), decode)
 
 
 if __name__ == "__main__":
