@@ -249,6 +249,36 @@ def test_proto_text_schemas_evolution_and_errors(
     with pytest.raises(Exception, match=rf"{where} 2: unknown value schema id {unknown_id}.*FAILFAST"):
         base().load().collect()
 
+    # the sink registers inline .proto text (autoRegisterSchemas) and writes v1 records; read back
+    out = reference_broker.create_topic(1)
+    (
+        older.where("name is not null")
+        .selectExpr("struct(id, name) as value")
+        .write.format("kafka-unified")
+        .option("kafka.bootstrap.servers", reference_broker.bootstrap)
+        .options(
+            topic=out, valueFormat="protobuf-confluent", valueSchema=ORDER_V1, autoRegisterSchemas="true"
+        )
+        .option("schemaRegistry.url", schema_registry.url)
+        .mode("append")
+        .save()
+    )
+    back = reader(
+        spark, reference_broker, subscribe=out, valueFormat="protobuf-confluent",
+        **{"schemaRegistry.url": schema_registry.url},
+    ).load()  # fmt: skip
+    assert [(r["id"], r["name"]) for r in back.collect()] == [(1, "a")]
+    with pytest.raises(Exception, match=r"not registered under subject .*autoRegisterSchemas=true"):
+        (
+            older.selectExpr("struct(id) as value")
+            .write.format("kafka-unified")
+            .option("kafka.bootstrap.servers", reference_broker.bootstrap)
+            .options(topic=out, valueFormat="protobuf-confluent", valueSchema=ORDER_V2 + "\n// unregistered")
+            .option("schemaRegistry.url", schema_registry.url)
+            .mode("append")
+            .save()
+        )
+
     recursive_subject = f"rec-{uuid.uuid4().hex}"
     schema_registry.register(recursive_subject, RECURSIVE, "PROTOBUF")
     with pytest.raises(Exception, match=r"recursive reference .*Node.children.*recursive.fields.max.depth"):
