@@ -187,7 +187,7 @@ class ProtoSchema:
         try:
             for proto in protos:
                 if proto.name not in added:
-                    pool.Add(proto)
+                    pool.AddSerializedFile(proto.SerializeToString())
                     added.add(proto.name)
             return cls(pool, pool.FindFileByName(main_name))
         except (TypeError, KeyError, ValueError) as exc:

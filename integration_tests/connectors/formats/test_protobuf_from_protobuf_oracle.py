@@ -86,7 +86,7 @@ def _descriptor_set(tmp: Path, text: str) -> bytes:
 def _classes(descriptor_set: bytes) -> Any:
     pool = descriptor_pool.DescriptorPool()
     for f in descriptor_pb2.FileDescriptorSet.FromString(descriptor_set).file:
-        pool.Add(f)
+        pool.AddSerializedFile(f.SerializeToString())
     return lambda name: message_factory.GetMessageClass(pool.FindMessageTypeByName(name))
 
 
