@@ -17,7 +17,14 @@ from connectors._extras import require_extra
 from connectors.formats.format_options import RecordFormatOptions
 from connectors.formats.spark_schema import decoded_schema, decoder_for, pinned_schema
 from connectors.pravega.controller_client import CLIENT_MODULES
-from connectors.pravega.event_time import EventTimeExtractor, check_column, cut_support, parse_encoding
+from connectors.pravega.event_time import (
+    CutFrom,
+    EventTimeExtractor,
+    check_column,
+    cut_support,
+    parse_cut_from,
+    parse_encoding,
+)
 from connectors.pravega.options import PARSE_MODE_OPTION, PravegaSinkOptions, PravegaSourceOptions, ReadMode
 from connectors.pravega.planner import PravegaSegmentPlanner
 from connectors.pravega.source import PravegaSource
@@ -105,16 +112,25 @@ class PravegaDataSource(SourceDataSource):
     @override
     def create_planner(self, source: PravegaSource) -> SplitPlanner[object]:  # type: ignore[override,type-var]
         event_time = self.event_time_options()
+        from_events = event_time.cut and source.options.cut_from is CutFrom.EVENTS
         extractor = (
-            EventTimeExtractor(source.options.event_time_encoding, event_time.column)
-            if event_time.cut
-            else None
+            EventTimeExtractor(source.options.event_time_encoding, event_time.column) if from_events else None
         )
-        return PravegaSegmentPlanner(source.options, extractor)  # type: ignore[return-value]
+        return PravegaSegmentPlanner(source.options, extractor, cut=event_time.cut)  # type: ignore[return-value]
 
     @override
     def event_time_cut_support(self, options: EventTimeOptions) -> str | None:
-        """The cut reads event times from the events on the driver (eventTime.column / eventTime.encoding)."""
+        """The cut reads event times from the events on the driver (eventTime.column / eventTime.encoding),
+        or takes them from the streams' watermarks (eventTime.cutFrom=watermarks)."""
+        if parse_cut_from(self.options) is CutFrom.WATERMARKS:
+            if options.column is not None:
+                raise InvalidOptionError(
+                    "eventTime.column",
+                    options.column,
+                    "no value with eventTime.cutFrom=watermarks (the times are the writers' noted "
+                    "times, read from the stream's watermarks, not from the events)",
+                )
+            return None
         encoding = parse_encoding(self.options)
         check_column(encoding, options.column)
         return cut_support(encoding, options.column)
@@ -133,7 +149,7 @@ class PravegaDataSource(SourceDataSource):
 
         require_extra(f"format {self.name()!r}", "pravega", CLIENT_MODULES)
         opts = PravegaSinkOptions.parse(dict(self.options))
-        validate_sink_schema(schema)
+        validate_sink_schema(schema, opts.note_time_column)
         return opts
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:

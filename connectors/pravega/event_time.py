@@ -23,15 +23,19 @@ from enum import Enum
 from connector_base import InvalidOptionError, MalformedRecordError
 
 __all__ = [
+    "CUT_FROM_OPTION",
+    "CutFrom",
     "ENCODING_OPTION",
     "EventTimeEncoding",
     "EventTimeExtractor",
     "check_column",
     "cut_support",
+    "parse_cut_from",
     "parse_encoding",
 ]
 
 ENCODING_OPTION = "eventTime.encoding"
+CUT_FROM_OPTION = "eventTime.cutFrom"
 COLUMN_OPTION = "eventTime.column"
 INT64_BYTES = 8
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -43,6 +47,32 @@ class EventTimeEncoding(Enum):
 
     JSON = "json"
     INT64 = "int64"
+
+
+class CutFrom(Enum):
+    """Where ``eventTime.alignment=cut`` takes its cut from."""
+
+    EVENTS = "events"
+    """The driver reads each event's time (``eventTime.encoding``, ``eventTime.column``)."""
+    WATERMARKS = "watermarks"
+    """The stream's watermarks (``_MARK<stream>``, written by Pravega's controller from the times
+    its writers note): a batch ends at a watermark's stream cut."""
+
+
+def parse_cut_from(options: Mapping[str, str]) -> CutFrom:
+    """``eventTime.cutFrom`` from the options (matched case-insensitively; default ``events``)."""
+    raw = {k.lower(): v for k, v in options.items()}.get(CUT_FROM_OPTION.lower())
+    if raw is None:
+        return CutFrom.EVENTS
+    try:
+        return CutFrom(raw.strip().lower())
+    except ValueError:
+        raise InvalidOptionError(
+            CUT_FROM_OPTION,
+            raw,
+            "events (the driver reads each event's time: eventTime.encoding / eventTime.column) or "
+            "watermarks (the stream's Pravega watermarks, from writers that note time)",
+        ) from None
 
 
 def parse_encoding(options: Mapping[str, str]) -> EventTimeEncoding:

@@ -14,7 +14,7 @@ from connectors.pravega.controller_client import (
     DEFAULT_READ_TIMEOUT_MS,
     ConnectionSettings,
 )
-from connectors.pravega.event_time import EventTimeEncoding, parse_encoding
+from connectors.pravega.event_time import CutFrom, EventTimeEncoding, parse_cut_from, parse_encoding
 from connectors.pravega.positions import CutKind, StreamCutSpec, StreamId, parse_stream_cut
 
 __all__ = [
@@ -57,6 +57,7 @@ _SOURCE_KEYS = _CONNECTION_KEYS | {
     "arrowbatchrows",
     "path",
     "eventtime.encoding",
+    "eventtime.cutfrom",
 }
 _SINK_KEYS = _CONNECTION_KEYS | {
     "scope",
@@ -68,6 +69,8 @@ _SINK_KEYS = _CONNECTION_KEYS | {
     "transaction_log_dir",
     "path",
     "checkpointlocation",
+    "notetime.column",
+    "notetime.writerid",
 }
 
 
@@ -92,6 +95,15 @@ def _transaction_log_dir(options: Mapping[str, str]) -> str | None:
     if checkpoint and _bool(options, "exactly_once", False):
         return str(local_directory(checkpoint, "checkpointLocation") / "sinks" / "pravega")
     return None
+
+
+def _non_blank(options: Mapping[str, str], key: str) -> str | None:
+    raw = options.get(key.lower())
+    if raw is None:
+        return None
+    if not raw.strip():
+        raise InvalidOptionError(key, raw, "a non-empty name")
+    return raw.strip()
 
 
 def _check_known(options: Mapping[str, str], known: set[str], formats: bool = False) -> None:
@@ -207,6 +219,7 @@ class PravegaSourceOptions:
     mode: ReadMode = ReadMode.SEGMENTS
     reader_group: str | None = None
     event_time_encoding: EventTimeEncoding = EventTimeEncoding.JSON
+    cut_from: CutFrom = CutFrom.EVENTS
 
     @property
     def bounded(self) -> bool:
@@ -258,6 +271,7 @@ class PravegaSourceOptions:
             mode=mode,
             reader_group=o.get("reader_group"),
             event_time_encoding=parse_encoding(o),
+            cut_from=parse_cut_from(o),
         )
 
     def read_limits(self) -> ReadLimitOptions:
@@ -278,6 +292,11 @@ class PravegaSinkOptions:
     segments: int = 1
     transaction_log_dir: str | None = None
     """Where a streaming ``exactly_once`` sink records each batch's transactions (``txn_log``)."""
+    note_time_column: str | None = None
+    """``noteTime.column``: the column whose largest value each job or micro-batch notes as writer time."""
+    note_time_writer_id: str | None = None
+    """``noteTime.writerId``: the writer id the times are noted under (default: see the sink)."""
+    checkpoint_location: str | None = None
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> PravegaSinkOptions:
@@ -297,4 +316,7 @@ class PravegaSinkOptions:
             allow_create_stream=_bool(o, "allow_create_stream", False),
             segments=segments or 1,
             transaction_log_dir=_transaction_log_dir(o),
+            note_time_column=_non_blank(o, "noteTime.column"),
+            note_time_writer_id=_non_blank(o, "noteTime.writerId"),
+            checkpoint_location=o.get("checkpointlocation"),
         )

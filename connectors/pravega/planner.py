@@ -11,7 +11,9 @@
   counts events up to the limit the bridge says is in force (``use_read_limits``: the larger
   ``backlog.*`` maxima and entry thresholds when set).
 * ``eventTime.alignment=cut``: the event-time hooks read event times from the segments within one
-  batch's window, and the event counts come from that same scan (event_time_lookup.py).
+  batch's window, and the event counts come from that same scan (event_time_lookup.py); with
+  ``eventTime.cutFrom=watermarks`` they answer from the streams' watermarks instead, and each
+  segment's end is clamped to the newest watermark's stream cut (watermark_lookup.py).
 * Truncation seen here fails the query (``failOnDataLoss=true``) naming the segment and offsets,
   or is logged, and the executor then skips to the head.
 
@@ -31,12 +33,13 @@ from connector_base.spark import Backlog, Position, ReadLimitOptions, SplitPlann
 from connectors.pravega.cluster_client import PravegaClusterClient
 from connectors.pravega.enumerator import PravegaEnumeratorState
 from connectors.pravega.event_decoding import EVENT_HEADER_BYTES, event_boundaries
-from connectors.pravega.event_time import EventTimeExtractor
+from connectors.pravega.event_time import CutFrom, EventTimeExtractor
 from connectors.pravega.event_time_lookup import PravegaEventTimeLookup
 from connectors.pravega.options import PravegaSourceOptions
 from connectors.pravega.restore_check import check_pravega_restore
 from connectors.pravega.segment_store_client import MAX_READ_BYTES, NoSuchSegmentError
 from connectors.pravega.split import PravegaSegmentSplit
+from connectors.pravega.watermark_lookup import PravegaWatermarkLookup
 
 __all__ = ["PravegaSegmentPlanner"]
 
@@ -48,7 +51,9 @@ SCAN_CHUNK_BYTES = 4 * MAX_READ_BYTES
 class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
     """See the module docstring."""
 
-    def __init__(self, options: PravegaSourceOptions, event_time: EventTimeExtractor | None = None) -> None:
+    def __init__(
+        self, options: PravegaSourceOptions, event_time: EventTimeExtractor | None = None, cut: bool = False
+    ) -> None:
         self.options = options
         self._client: PravegaClusterClient | None = None
         self._sealed: dict[str, int] = {}
@@ -62,6 +67,9 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
             else PravegaEventTimeLookup(
                 event_time, self._cluster, options.max_events_per_trigger, options.max_bytes_per_trigger
             )
+        )
+        self.watermarks = (
+            PravegaWatermarkLookup(self._cluster) if cut and options.cut_from is CutFrom.WATERMARKS else None
         )
 
     def check_restored(
@@ -107,6 +115,8 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
     ) -> dict[str, Position]:
         self._scans.clear()
         ends: dict[str, Position] = {}
+        if self.watermarks is not None:
+            self.watermarks.refresh({(split.scope, split.stream) for split, _pos in splits.values()})
         for sid, (split, raw_pos) in splits.items():
             pos = int(raw_pos)
             if hold and any(p in splits for p in split.predecessor_ids()):
@@ -127,6 +137,8 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
             if info.head > pos and pos < end:
                 self._lost(split, pos, info.head, f"the segment was truncated at offset {info.head}")
             ends[sid] = max(pos, end)
+            if self.watermarks is not None:  # nothing past the newest watermark: its time is unknown
+                ends[sid] = self.watermarks.clamp(split, pos, int(ends[sid]))
         if self.event_times is not None:
             self.event_times.note_current({sid: (int(p), int(ends[sid])) for sid, (_s, p) in splits.items()})
         return ends
@@ -251,7 +263,9 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
             self.event_times.note_split_times({sid: (int(pos), t) for sid, (_s, pos, t) in times.items()})
 
     @override
-    def event_time_lookup(self) -> PravegaEventTimeLookup:
+    def event_time_lookup(self) -> PravegaEventTimeLookup | PravegaWatermarkLookup:
+        if self.watermarks is not None:
+            return self.watermarks
         if self.event_times is None:
             raise ConnectorError("this Pravega planner was built without eventTime.alignment=cut")
         return self.event_times

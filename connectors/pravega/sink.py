@@ -17,23 +17,38 @@ would choose for their routing keys, and a resent append is deduplicated by the 
   batch's transaction ids in a transaction log (``txn_log``: ``<checkpointLocation>/sinks/pravega``
   or ``transaction_log_dir``), so a batch that Spark re-runs after the driver died inside
   ``commit()`` keeps the transactions that committed and aborts their replayed twins.
+
+Writer time (``noteTime.column``, a timestamp or long epoch-ms column): each task reports the
+largest value it wrote, and the driver notes the job's or micro-batch's largest under one writer id
+(``noteTime.writerId``; by default one per streaming query's checkpoint location, else one per
+writer object), as Pravega's writers do, once the data is durable: with ``exactly_once=true`` every
+transaction is committed with that time (Pravega's ``Transaction.commit(timestamp)``: the controller
+notes it at the position after the merged transactions); with ``exactly_once=false`` the driver
+calls ``noteTimestampFromWriter`` after every task flushed, at the stream's tails. A time never goes
+back: the driver notes the largest time it has noted so far when a batch's is smaller. A batch
+write removes its writer when done (the controller still counts its last time); a streaming
+query's writer stays until it stops noting (Pravega then times it out).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
-from pyspark.sql.types import BinaryType, StringType, StructType
+from pyspark.sql.types import BinaryType, LongType, StringType, StructType, TimestampNTZType, TimestampType
 from typing_extensions import override
 
-from connector_base import ConnectorError
+from connector_base import ConnectorError, InvalidOptionError
+from connectors.pravega.cluster_client import PravegaClusterClient
 from connectors.pravega.controller_client import shared_controller
 from connectors.pravega.event_writer import PravegaEventWriter
 from connectors.pravega.options import PravegaSinkOptions
@@ -55,9 +70,19 @@ COMMITTED_TIMEOUT_S = 120.0
 """How long committed transactions may take to be merged (``COMMITTING`` to ``COMMITTED``)."""
 
 
-def validate_sink_schema(schema: StructType) -> None:
+def validate_sink_schema(schema: StructType, note_time_column: str | None = None) -> None:
     """Fail early (on the driver) when the columns cannot be written."""
     types = {f.name.lower(): f.dataType for f in schema.fields}
+    if note_time_column is not None:
+        found = types.get(note_time_column.lower())
+        if not isinstance(found, TimestampType | TimestampNTZType | LongType):
+            what = "is not a column" if found is None else f"is {found.simpleString()}"
+            raise InvalidOptionError(
+                "noteTime.column",
+                note_time_column,
+                f"a timestamp or long (epoch ms) column of the written rows ({note_time_column!r} {what}; "
+                f"columns: {sorted(types)})",
+            )
     if "event" not in types:
         raise ConnectorError("the pravega sink needs an 'event' column (binary or string)")
     if not isinstance(types["event"], BinaryType | StringType):
@@ -97,6 +122,8 @@ class PravegaCommitMessage(WriterCommitMessage):
 
     events: int
     txn_id: int | None = None
+    max_time_ms: int | None = None
+    """The largest ``noteTime.column`` value the task wrote (epoch ms), when the option is set."""
 
 
 def _columns(batch: pa.RecordBatch) -> tuple[list[Any], list[Any] | None]:
@@ -108,15 +135,33 @@ def _columns(batch: pa.RecordBatch) -> tuple[list[Any], list[Any] | None]:
     return events.to_pylist(), keys
 
 
-def _write_all(target: PravegaEventWriter | PravegaTransaction, batches: Iterator[pa.RecordBatch]) -> int:
+def _max_time_ms(batch: pa.RecordBatch, column: str) -> int | None:
+    """The largest value of ``column`` (a timestamp or epoch-ms long) in epoch ms; ``None`` if all null."""
+    names = [n.lower() for n in batch.schema.names]
+    values = batch.column(names.index(column.lower()))
+    if pa.types.is_timestamp(values.type):
+        values = pc.cast(values, pa.timestamp("ms", values.type.tz)).cast(pa.int64())
+    top = pc.max(values).as_py()
+    return None if top is None else int(top)
+
+
+def _write_all(
+    target: PravegaEventWriter | PravegaTransaction,
+    batches: Iterator[pa.RecordBatch],
+    time_column: str | None,
+) -> tuple[int, int | None]:
     count = 0
+    top: int | None = None
     for batch in batches:
         events, keys = _columns(batch)
         if None in events:
             raise ConnectorError("the 'event' column holds a null; Pravega events cannot be null")
         target.write_many(events, keys)
         count += len(events)
-    return count
+        if time_column is not None and batch.num_rows:
+            t = _max_time_ms(batch, time_column)
+            top = t if top is None or (t is not None and t > top) else top
+    return count, top
 
 
 def write_batches(options: PravegaSinkOptions, batches: Iterator[pa.RecordBatch]) -> PravegaCommitMessage:
@@ -124,14 +169,14 @@ def write_batches(options: PravegaSinkOptions, batches: Iterator[pa.RecordBatch]
     if not options.exactly_once:
         writer = PravegaEventWriter(options.connection, options.scope, options.stream)
         try:
-            count = _write_all(writer, batches)
+            count, top = _write_all(writer, batches, options.note_time_column)
             writer.flush()
         finally:
             writer.abandon()
-        return PravegaCommitMessage(count)
+        return PravegaCommitMessage(count, max_time_ms=top)
     txn = PravegaTransactionalWriter(options.connection, options.scope, options.stream).begin()
     try:
-        count = _write_all(txn, batches)
+        count, top = _write_all(txn, batches, options.note_time_column)
         txn.flush()
     except BaseException:
         txn.close()
@@ -143,11 +188,81 @@ def write_batches(options: PravegaSinkOptions, batches: Iterator[pa.RecordBatch]
             LOG.warning("could not abort transaction %032x: %s", txn.txn_id, e)
         raise
     txn.close()
-    return PravegaCommitMessage(count, txn.txn_id)
+    return PravegaCommitMessage(count, txn.txn_id, top)
 
 
-def _finish(options: PravegaSinkOptions, messages: list[WriterCommitMessage | None], commit: bool) -> int:
+def _batch_time(messages: list[WriterCommitMessage | None]) -> int | None:
+    """The largest time a job's or micro-batch's tasks wrote (``None``: none, or no ``noteTime.column``)."""
+    times = [
+        m.max_time_ms for m in messages if isinstance(m, PravegaCommitMessage) and m.max_time_ms is not None
+    ]
+    return max(times) if times else None
+
+
+class _WriterTime:
+    """The driver's side of ``noteTime.column``: one writer id, and times that never go back."""
+
+    def __init__(self, options: PravegaSinkOptions, streaming: bool) -> None:
+        self.options = options
+        self.noted: int | None = None
+        explicit, checkpoint = options.note_time_writer_id, options.checkpoint_location
+        if explicit is not None:
+            self.writer_id = explicit
+        elif streaming and checkpoint:  # the same writer across restarts of the query
+            self.writer_id = "sparkflow-sink-" + hashlib.sha256(checkpoint.encode()).hexdigest()[:24]
+        else:
+            self.writer_id = f"sparkflow-sink-{uuid.uuid4()}"
+
+    def next_time(self, messages: list[WriterCommitMessage | None]) -> int | None:
+        """The time to note for this batch (the largest so far), or ``None`` when not noting."""
+        if self.options.note_time_column is None:
+            return None
+        t = _batch_time(messages)
+        if t is None:
+            return None
+        self.noted = t if self.noted is None else max(self.noted, t)
+        return self.noted
+
+    def note_at_tails(self, t: int) -> None:
+        """At-least-once: note ``t`` at the stream's tails, after every task flushed."""
+        o = self.options
+        controller = shared_controller(o.connection)
+        client = PravegaClusterClient(o.connection)
+        try:
+            position = {
+                s.segment_id: client.info(o.scope, o.stream, s.segment_id).tail
+                for s in controller.current_segments(o.scope, o.stream)
+            }
+        finally:
+            client.close()
+        answer = controller.note_timestamp(o.scope, o.stream, self.writer_id, t, position)
+        if answer != "SUCCESS":  # the data is written; only the watermark waits for a later time
+            LOG.warning(
+                "noteTimestampFromWriter %d for %s on %s/%s answered %s",
+                t,
+                self.writer_id,
+                o.scope,
+                o.stream,
+                answer,
+            )
+
+    def remove(self) -> None:
+        """A batch write is done: the controller stops waiting for this writer (it keeps its last time)."""
+        if self.noted is not None:
+            shared_controller(self.options.connection).remove_writer(
+                self.options.scope, self.options.stream, self.writer_id
+            )
+
+
+def _finish(
+    options: PravegaSinkOptions,
+    messages: list[WriterCommitMessage | None],
+    commit: bool,
+    mark: tuple[str, int] | None = None,
+) -> int:
+    """Commit or abort the tasks' transactions; ``mark``: commit each with this writer id and time."""
     controller = shared_controller(options.connection)
+    writer_id, stamp = mark if mark is not None else ("", None)
     total = 0
     committed: list[int] = []
     for m in messages:
@@ -157,7 +272,7 @@ def _finish(options: PravegaSinkOptions, messages: list[WriterCommitMessage | No
         if m.txn_id is None:
             continue
         try:
-            controller.end_txn(options.scope, options.stream, m.txn_id, commit)
+            controller.end_txn(options.scope, options.stream, m.txn_id, commit, writer_id, stamp)
         except ConnectorError:
             state = controller.txn_state(options.scope, options.stream, m.txn_id)
             if state != ("COMMITTED" if commit else "ABORTED"):
@@ -197,6 +312,7 @@ class PravegaBatchWriter(DataSourceArrowWriter):
     def __init__(self, options: PravegaSinkOptions, schema: StructType) -> None:
         self._options = options
         ensure_stream(options)
+        self._time = _WriterTime(options, streaming=False)
 
     @override
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PravegaCommitMessage:
@@ -204,12 +320,28 @@ class PravegaBatchWriter(DataSourceArrowWriter):
 
     @override
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        total = _finish(self._options, messages, commit=True)
+        total = _commit_and_note(self._options, self._time, messages)
+        self._time.remove()
         LOG.info("wrote %d events to %s/%s", total, self._options.scope, self._options.stream)
 
     @override
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         _finish(self._options, messages, commit=False)
+
+
+def _commit_and_note(
+    options: PravegaSinkOptions,
+    writer_time: _WriterTime,
+    messages: list[WriterCommitMessage | None],
+    to_commit: list[WriterCommitMessage | None] | None = None,
+) -> int:
+    """Commit ``to_commit`` (default: ``messages``) and note the batch's time (``noteTime.column``)."""
+    t = writer_time.next_time(messages)
+    mark = None if t is None or not options.exactly_once else (writer_time.writer_id, t)
+    total = _finish(options, messages if to_commit is None else to_commit, commit=True, mark=mark)
+    if t is not None and not options.exactly_once:
+        writer_time.note_at_tails(t)
+    return total
 
 
 _COMMITTED = ("COMMITTED", "COMMITTING")
@@ -248,6 +380,7 @@ class PravegaStreamWriter(DataSourceStreamArrowWriter):
     def __init__(self, options: PravegaSinkOptions, schema: StructType) -> None:
         self._options = options
         ensure_stream(options)
+        self._time = _WriterTime(options, streaming=True)
         if options.exactly_once and options.transaction_log_dir is None:
             LOG.warning(
                 "exactly_once without a checkpointLocation option or transaction_log_dir: a batch "
@@ -262,7 +395,7 @@ class PravegaStreamWriter(DataSourceStreamArrowWriter):
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         directory = self._options.transaction_log_dir
         if not self._options.exactly_once or directory is None:
-            total = _finish(self._options, messages, commit=True)
+            total = _commit_and_note(self._options, self._time, messages)
             LOG.info("batch %d: wrote %d events", batchId, total)
             return
         log = TransactionLog(Path(directory))
@@ -280,7 +413,7 @@ class PravegaStreamWriter(DataSourceStreamArrowWriter):
                 len(keep),
                 sum(1 for t in replayed if t is not None and t not in keep),
             )
-        _finish(self._options, [PravegaCommitMessage(0, t) for t in chosen], commit=True)
+        _commit_and_note(self._options, self._time, messages, [PravegaCommitMessage(0, t) for t in chosen])
         _finish(self._options, [PravegaCommitMessage(0, t) for t in replayed if t not in keep], commit=False)
         log.prune(batchId)
         LOG.info("batch %d: wrote %d events", batchId, sum(getattr(m, "events", 0) for m in messages))

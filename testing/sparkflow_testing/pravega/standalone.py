@@ -16,6 +16,10 @@ Classpath fixes, found by running it on Java 17 (no ``--add-opens`` is needed):
   with ``NoSuchFieldError: id_alg_AEADChaCha20Poly1305``: 1.70 is pinned and ``bc-fips`` left out;
 - two SLF4J bindings (logback and reload4j): reload4j is left out so the logback config applies.
 
+Watermarks: the controller computes each stream's watermarks every
+``controller.watermarking.frequency.seconds`` (10 by default); tests run it every second
+(``watermark_interval_s``), so a noted time becomes a watermark within about a second.
+
 Security (:class:`StandaloneSecurity`): TLS with a PEM certificate and key (and a JKS key store and
 trust store, which the in-process controller uses), and password authentication with a password
 file; see :mod:`sparkflow_testing.pravega.security` for making them.
@@ -88,8 +92,10 @@ class PravegaStandalone:
         security: StandaloneSecurity | None = None,
         heap: str = "1g",
         published_segment_store_port: int | None = None,
+        watermark_interval_s: int = 1,
     ) -> None:
         self.work_dir = work_dir
+        self.watermark_interval_s = watermark_interval_s
         self.published_segment_store_port = published_segment_store_port
         """The port the segment store tells clients (and its controller) to use, e.g. a proxy's;
         ``None``: its own listening port."""
@@ -134,6 +140,7 @@ class PravegaStandalone:
                 if self.published_segment_store_port
                 else {}
             ),
+            "controller.watermarking.frequency.seconds": str(self.watermark_interval_s),
             "logback.configurationFile": str(logback),
             **self.security.properties(),
         }
