@@ -259,24 +259,9 @@ class ControllerClient:
         reply = self._call("checkTransactionState", request, pb.TxnState)
         return str(pb.TxnState.State.Name(reply.state))
 
-    def end_txn(
-        self,
-        scope: str,
-        stream: str,
-        txn_id: int,
-        commit: bool,
-        writer_id: str = "",
-        timestamp_ms: int | None = None,
-    ) -> None:
-        """Commit or abort a transaction; raise unless the controller answers SUCCESS.
-
-        A commit with ``writer_id`` and ``timestamp_ms`` notes that time for that writer at the
-        position after the merged transaction (Java's ``Transaction.commit(timestamp)``).
-        """
+    def end_txn(self, scope: str, stream: str, txn_id: int, commit: bool) -> None:
+        """Commit or abort a transaction; raise unless the controller answers SUCCESS."""
         request = pb.TxnRequest(streamInfo=self._stream(scope, stream), txnId=self._txn(txn_id))
-        if commit and writer_id and timestamp_ms is not None:
-            request.writerId = writer_id
-            request.timestamp = timestamp_ms
         method = "commitTransaction" if commit else "abortTransaction"
         reply = self._call(method, request, pb.TxnStatus)
         if reply.status != pb.TxnStatus.SUCCESS:

@@ -22,6 +22,7 @@ Threading: the driver's stream-reader thread only.
 
 from __future__ import annotations
 
+import bisect
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -194,7 +195,8 @@ class PravegaSegmentPlanner(SplitPlanner[PravegaSegmentSplit]):
         records = None
         if self._count_events is not None:
             cap = self._count_events + 1
-            records = min(cap, len(self._scan(split, s, e, cap, None)) - 1)
+            bounds = self._scan(split, s, e, cap, None)  # a cached scan may run past ``e``
+            records = min(cap, bisect.bisect_right(bounds, e) - 1)
         return Backlog(records=records, bytes=e - s)
 
     @override

@@ -19,15 +19,17 @@ would choose for their routing keys, and a resent append is deduplicated by the 
   ``commit()`` keeps the transactions that committed and aborts their replayed twins.
 
 Writer time (``noteTime.column``, a timestamp or long epoch-ms column): each task reports the
-largest value it wrote, and the driver notes the job's or micro-batch's largest under one writer id
-(``noteTime.writerId``; by default one per streaming query's checkpoint location, else one per
-writer object), as Pravega's writers do, once the data is durable: with ``exactly_once=true`` every
-transaction is committed with that time (Pravega's ``Transaction.commit(timestamp)``: the controller
-notes it at the position after the merged transactions); with ``exactly_once=false`` the driver
-calls ``noteTimestampFromWriter`` after every task flushed, at the stream's tails. A time never goes
-back: the driver notes the largest time it has noted so far when a batch's is smaller. A batch
-write removes its writer when done (the controller still counts its last time); a streaming
-query's writer stays until it stops noting (Pravega then times it out).
+largest value it wrote, and once the job's or micro-batch's data is durable (at least once: every
+task flushed; exactly once: every transaction ``COMMITTED``) the driver notes the largest under one
+writer id (``noteTimestampFromWriter``) at the stream's tails, i.e. after every event written, as
+Pravega's writers note a time at their position. The writer id is ``noteTime.writerId``, by default
+one per streaming query's checkpoint location (else one per writer object). A time never goes back:
+the driver notes the largest it has noted so far when a batch's is smaller. A batch write removes its
+writer when done (the controller still counts its last time); a streaming query's writer stays until
+it stops noting (Pravega then times it out). Transactions are not committed with a timestamp
+(``Transaction.commit(timestamp)``): the controller notes each at its own merge position and writes
+a watermark as soon as the first is merged, so the watermark's cut would precede the other
+transactions' events of the same time (seen on Pravega 0.13).
 """
 
 from __future__ import annotations
@@ -224,7 +226,7 @@ class _WriterTime:
         return self.noted
 
     def note_at_tails(self, t: int) -> None:
-        """At-least-once: note ``t`` at the stream's tails, after every task flushed."""
+        """Note ``t`` at the stream's tails (once the batch is durable: flushed, or committed)."""
         o = self.options
         controller = shared_controller(o.connection)
         client = PravegaClusterClient(o.connection)
@@ -254,15 +256,8 @@ class _WriterTime:
             )
 
 
-def _finish(
-    options: PravegaSinkOptions,
-    messages: list[WriterCommitMessage | None],
-    commit: bool,
-    mark: tuple[str, int] | None = None,
-) -> int:
-    """Commit or abort the tasks' transactions; ``mark``: commit each with this writer id and time."""
+def _finish(options: PravegaSinkOptions, messages: list[WriterCommitMessage | None], commit: bool) -> int:
     controller = shared_controller(options.connection)
-    writer_id, stamp = mark if mark is not None else ("", None)
     total = 0
     committed: list[int] = []
     for m in messages:
@@ -272,7 +267,7 @@ def _finish(
         if m.txn_id is None:
             continue
         try:
-            controller.end_txn(options.scope, options.stream, m.txn_id, commit, writer_id, stamp)
+            controller.end_txn(options.scope, options.stream, m.txn_id, commit)
         except ConnectorError:
             state = controller.txn_state(options.scope, options.stream, m.txn_id)
             if state != ("COMMITTED" if commit else "ABORTED"):
@@ -337,9 +332,8 @@ def _commit_and_note(
 ) -> int:
     """Commit ``to_commit`` (default: ``messages``) and note the batch's time (``noteTime.column``)."""
     t = writer_time.next_time(messages)
-    mark = None if t is None or not options.exactly_once else (writer_time.writer_id, t)
-    total = _finish(options, messages if to_commit is None else to_commit, commit=True, mark=mark)
-    if t is not None and not options.exactly_once:
+    total = _finish(options, messages if to_commit is None else to_commit, commit=True)
+    if t is not None:
         writer_time.note_at_tails(t)
     return total
 
