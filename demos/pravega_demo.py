@@ -25,19 +25,22 @@ ROUND_S = 0.2
 
 def _create(uri: str, scope: str, stream: str) -> None:
     """Create the scope and a 2-segment stream (child process)."""
-    import pravega_client
+    from connectors.pravega.controller_client import ConnectionSettings, ControllerClient
 
-    manager = pravega_client.StreamManager(uri)
-    manager.create_scope(scope)
-    manager.create_stream(scope, stream, 2)
+    controller = ControllerClient(ConnectionSettings(uri))
+    try:
+        controller.create_scope(scope)
+        controller.create_stream(scope, stream, 2)
+    finally:
+        controller.close()
 
 
 def _produce(uri: str, scope: str, stream: str, seconds: float, written: Any, scaled: Any) -> None:
     """Write events until ``seconds`` passed (child process)."""
-    import pravega_client
+    from connectors.pravega.controller_client import ConnectionSettings
+    from connectors.pravega.event_writer import PravegaEventWriter
 
-    manager = pravega_client.StreamManager(uri)  # keep it: it owns the client's runtime
-    writer = manager.create_writer(scope, stream, 10_000)
+    writer = PravegaEventWriter(ConnectionSettings(uri), scope, stream)
     rnd = random.Random(7)
     next_id = 0
     deadline = time.monotonic() + seconds
@@ -45,7 +48,7 @@ def _produce(uri: str, scope: str, stream: str, seconds: float, written: Any, sc
         for _ in range(EVENTS_PER_ROUND):
             user = f"user-{rnd.randrange(50)}"
             event = {"id": next_id, "user": user, "amount": round(rnd.uniform(1, 500), 2)}
-            writer.write_event(json.dumps(event), routing_key=user)
+            writer.write(json.dumps(event).encode(), user)
             next_id += 1
         writer.flush()
         written.value = next_id
@@ -56,13 +59,13 @@ def run(seconds: float) -> int:
     """Start the emulator, stream, print progress and the final counts; 0 when every event arrived once."""
     from connector_base.spark import local_spark_session
     from demos.progress import follow_then_stop, memory_query, report
-    from sparkflow_testing.pravega.cluster import run_isolated, start_emulator
+    from sparkflow_testing.pravega.cluster import start_emulator
 
     work = tempfile.mkdtemp(prefix="sparkflow-pravega-demo-")
     with start_emulator() as emulator:
         cluster = emulator.cluster
         scope, stream = "demo", "payments"
-        run_isolated(_create, cluster.controller_uri, scope, stream, timeout=60)  # the client holds the GIL
+        _create(cluster.controller_uri, scope, stream)
         print(f"demo: Pravega emulator at {cluster.controller_uri}, stream {scope}/{stream} (2 segments)")
         ctx = multiprocessing.get_context("spawn")
         written, scaled = ctx.Value("q", 0), ctx.Value("b", False)

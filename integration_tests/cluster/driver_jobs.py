@@ -231,10 +231,13 @@ def write_files(directory: str, files: int, lines: int) -> list[str]:
 
 
 def create_pravega_stream(controller_uri: str, scope: str, stream: str, segments: int) -> None:
-    """Create a scope and a stream with the official client (run isolated: it holds the GIL)."""
-    import pravega_client
+    """Create a scope and a stream with the project's controller client."""
+    from connectors.pravega.controller_client import ConnectionSettings, ControllerClient
 
-    manager = pravega_client.StreamManager(controller_uri)
-    manager.create_scope(scope)
-    if not manager.create_stream(scope, stream, segments):
-        raise RuntimeError(f"stream {scope}/{stream} exists")
+    controller = ControllerClient(ConnectionSettings(controller_uri))
+    try:
+        controller.create_scope(scope)
+        if not controller.create_stream(scope, stream, segments):
+            raise RuntimeError(f"stream {scope}/{stream} exists")
+    finally:
+        controller.close()

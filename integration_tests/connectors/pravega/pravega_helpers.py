@@ -1,7 +1,8 @@
 """Helpers and fixtures for the ``format("pravega")`` tests (imported by the test_pravega_* modules).
 
-Every call of the official client runs in a spawned child (``run_isolated``) with a timeout: it
-holds the GIL while it blocks, so only a process boundary bounds it.
+Streams are created and test data written with the project's own controller client and writer
+(:class:`~sparkflow_testing.pravega.cluster.PravegaCluster`), so the suite runs on every Python the
+project supports; the official client is only an oracle (interop and conformance modules).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from sparkflow_testing.pravega.cluster import PravegaCluster, run_isolated, unique_name
+from sparkflow_testing.pravega.cluster import PravegaCluster, unique_name
 
 CLIENT_TIMEOUT_S = 120.0
 SINK_CRASH_DRIVER = Path(__file__).with_name("pravega_sink_crash_driver.py")
@@ -33,43 +34,21 @@ def spark() -> Iterator[Any]:
     yield session
 
 
-# --- run in the child process -------------------------------------------------------------------
-def _create(uri: str, scope: str, stream: str, segments: int) -> None:
-    import pravega_client
-
-    manager = pravega_client.StreamManager(uri)
-    manager.create_scope(scope)
-    if not manager.create_stream(scope, stream, segments):
-        raise RuntimeError(f"stream {scope}/{stream} exists")
-
-
-def _write(uri: str, scope: str, stream: str, events: Sequence[tuple[str | None, bytes]]) -> None:
-    import pravega_client
-
-    manager = pravega_client.StreamManager(uri)
-    writer = manager.create_writer(scope, stream, 10_000)
-    for key, payload in events:
-        if key is None:
-            writer.write_event_bytes(payload)
-        else:
-            writer.write_event_bytes(payload, key)
-    writer.flush()
-
-
 # --- used by tests ------------------------------------------------------------------------------
 def new_stream(cluster: PravegaCluster, segments: int = 3, scope: str | None = None) -> tuple[str, str]:
     """Create a scope (unless given) and a stream with ``segments`` fixed segments."""
     scope = scope or unique_name("sc")
     stream = unique_name("st")
-    run_isolated(_create, cluster.controller_uri, scope, stream, segments, timeout=CLIENT_TIMEOUT_S)
+    cluster.create_scope(scope)
+    cluster.create_stream(scope, stream, segments)
     return scope, stream
 
 
 def write_events(
     cluster: PravegaCluster, scope: str, stream: str, events: Sequence[tuple[str | None, bytes]]
 ) -> None:
-    """Write ``(routing key, payload)`` events with the official client and flush."""
-    run_isolated(_write, cluster.controller_uri, scope, stream, list(events), timeout=CLIENT_TIMEOUT_S)
+    """Write ``(routing key, payload)`` events in order with the project's writer and flush."""
+    cluster.write(scope, stream, list(events))
 
 
 def keyed_events(prefix: str, count: int, keys: int = 8, start: int = 0) -> list[tuple[str, bytes]]:

@@ -21,15 +21,27 @@ import pytest
 
 from sparkflow_testing.pravega.cluster import (
     PravegaCluster,
+    official_client_available,
     run_isolated,
     start_emulator,
     start_isolated,
     unique_name,
 )
 
-pytestmark = pytest.mark.integration
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(
+        not official_client_available(),
+        reason="the official client (pravega 0.3.8) installs on CPython 3.11 only; this is its conformance",
+    ),
+]
 
 # ---- helpers (run in the child) ---------------------------------------------------------------
+
+
+def _official_writer(cluster: PravegaCluster, scope: str, stream: str, max_inflight_events: int = 0):
+    """The official client's ``StreamWriter`` (what this suite checks the backends against)."""
+    return cluster.manager.create_writer(scope, stream, max_inflight_events)
 
 
 async def _read_async(reader, expected: int, timeout: float = 40.0, settle: float = 1.5) -> list[bytes]:
@@ -100,7 +112,7 @@ def _scopes_and_streams(cluster: PravegaCluster) -> None:
 def _two_writers_and_reader(cluster: PravegaCluster) -> dict:
     scope = cluster.create_scope()
     stream = cluster.create_stream(scope, segments=3)
-    writers = [cluster.writer(scope, stream), cluster.writer(scope, stream)]
+    writers = [_official_writer(cluster, scope, stream), _official_writer(cluster, scope, stream)]
     for seq in range(40):
         for w, writer in enumerate(writers):
             writer.write_event(f"w{w}k{seq % 4}:{seq}", routing_key=f"w{w}k{seq % 4}")
@@ -133,7 +145,7 @@ READER_CAP_S = 120.0
 def _timed_writer(
     cluster: PravegaCluster, scope: str, stream: str, rounds: int, per_round: int, done_marker: str = ""
 ) -> int:
-    writer = cluster.writer(scope, stream)
+    writer = _official_writer(cluster, scope, stream)
     for round_ in range(rounds):
         for i in range(per_round):
             seq = round_ * per_round + i
@@ -192,7 +204,7 @@ def _group_reader(
 def _stream_cut_start(cluster: PravegaCluster) -> dict:
     scope = cluster.create_scope()
     stream = cluster.create_stream(scope, segments=2)
-    writer = cluster.writer(scope, stream)
+    writer = _official_writer(cluster, scope, stream)
     for seq in range(20):
         writer.write_event(f"a{seq % 2}:{seq}", routing_key=f"a{seq % 2}")
     writer.flush()
@@ -218,7 +230,7 @@ def _scale_while_writing_and_reading(cluster: PravegaCluster) -> dict:
     stream = cluster.create_stream(scope, segments=2)
     # Up to 1000 unacknowledged events: writes below are still in flight when segments get sealed.
     # (Synchronous write_event keeps the submission order; write_event_async calls do not.)
-    writer = cluster.writer(scope, stream, 1000)
+    writer = _official_writer(cluster, scope, stream, 1000)
     group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
     reader = group.create_reader("r1")
     keys = [f"key{i}" for i in range(8)]
@@ -264,14 +276,14 @@ def _scale_while_writing_and_reading(cluster: PravegaCluster) -> dict:
 def _seal(cluster: PravegaCluster) -> None:
     scope = cluster.create_scope()
     stream = cluster.create_stream(scope, segments=2)
-    writer = cluster.writer(scope, stream)
+    writer = _official_writer(cluster, scope, stream)
     for seq in range(10):
         writer.write_event(f"k{seq % 3}:{seq}", routing_key=f"k{seq % 3}")
     writer.flush()
     assert cluster.manager.seal_stream(scope, stream) is True
     group = cluster.manager.create_reader_group(unique_name("rg"), scope, stream, False)
     assert len(_read_all(group.create_reader("r1"), 10)) == 10
-    late = cluster.writer(scope, stream)
+    late = _official_writer(cluster, scope, stream)
     failed = False
     try:
         late.write_event("after-seal", routing_key="k0")
@@ -285,7 +297,7 @@ def _truncate(cluster: PravegaCluster) -> dict:
     admin = cluster.admin
     scope = cluster.create_scope()
     stream = cluster.create_stream(scope, segments=2)
-    writer = cluster.writer(scope, stream)
+    writer = _official_writer(cluster, scope, stream)
     for seq in range(10):
         writer.write_event(f"k{seq % 2}:{seq}", routing_key=f"k{seq % 2}")
     writer.flush()
@@ -373,7 +385,7 @@ def _byte_stream(cluster: PravegaCluster) -> None:
 def _large_event(cluster: PravegaCluster) -> list[int]:
     scope = cluster.create_scope()
     stream = cluster.create_stream(scope, segments=1)
-    writer = cluster.writer(scope, stream)
+    writer = _official_writer(cluster, scope, stream)
     large = bytes(range(251)) * (9 * 1024 * 1024 // 251)  # above the 8 MiB append limit
     writer.write_event_bytes(b"before", routing_key="k")
     writer.write_event_bytes(large, routing_key="k")
@@ -389,7 +401,7 @@ def _write_for_restart(cluster: PravegaCluster, scope: str, stream: str, start: 
     if start == 0:
         cluster.create_scope(scope)
         cluster.create_stream(scope, stream, segments=2)
-    writer = cluster.writer(scope, stream)
+    writer = _official_writer(cluster, scope, stream)
     for seq in range(start, stop):
         writer.write_event(f"k{seq % 3}:{seq}", routing_key=f"k{seq % 3}")
     writer.flush()

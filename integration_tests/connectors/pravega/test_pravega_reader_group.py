@@ -24,7 +24,12 @@ from connector_base.testing import SourceTestContext, SourceTestSuite
 from connectors.pravega.options import PravegaSourceOptions
 from connectors.pravega.reader_group_source import PravegaReaderGroupSource
 from connectors.pravega.split_reader import FETCH_BYTES_CONFIG
-from sparkflow_testing.pravega.cluster import PravegaCluster, run_isolated, unique_name
+from sparkflow_testing.pravega.cluster import (
+    PravegaCluster,
+    official_client_available,
+    run_isolated,
+    unique_name,
+)
 
 pytestmark = [pytest.mark.integration]
 GOLDEN = Path(__file__).parents[3] / "unit_tests" / "connectors" / "pravega" / "golden"
@@ -208,6 +213,9 @@ def _official_group_positions(cluster: PravegaCluster, scope: str, stream: str) 
     }
 
 
+@pytest.mark.skipif(
+    not official_client_available(), reason="the official client (pravega 0.3.8) installs on CPython 3.11"
+)
 def test_official_client_cannot_checkpoint_a_reader_group(pravega_cluster: PravegaCluster) -> None:
     """Why this mode reads by offset itself (docs/pravega.md): the official client's limits, shown."""
     scope, stream = new_stream(pravega_cluster, segments=2)

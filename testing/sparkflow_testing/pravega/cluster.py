@@ -5,9 +5,11 @@ Maven artifacts as a child JVM (:mod:`sparkflow_testing.pravega.standalone`), ``
 project's emulator (:mod:`sparkflow_testing.pravega.emulator`) as a child process, ``"docker"`` a
 ``pravega/pravega`` container through Testcontainers. Without an explicit choice the environment
 variable ``PRAVEGA_BACKEND`` decides, else the standalone where ``java`` and ``mvn`` exist, else the
-emulator. Either way the caller gets a :class:`PravegaCluster` with the controller URI, small
-helpers built on the official ``pravega_client`` and :attr:`PravegaCluster.admin` (scale, truncate,
-inspect through the controller's own API, on every backend).
+emulator. Either way the caller gets a :class:`PravegaCluster` with the controller URI, helpers built
+on the project's own clients (scopes, streams, a writer: every Python the project supports) and
+:attr:`PravegaCluster.admin` (scale, truncate, inspect through the controller's own API, on every
+backend). The official client (``pravega`` 0.3.8, wheels for CPython 3.11 only) is left to the tests
+that use it as an oracle (:attr:`PravegaCluster.manager`, :func:`official_client_available`).
 
 The emulator must run in its own process: the official client holds the GIL during blocking
 calls, so a server thread in the client's process would deadlock. :class:`EmulatorProcess` starts
@@ -44,6 +46,7 @@ __all__ = [
     "default_backend",
     "EmulatorProcess",
     "docker_available",
+    "official_client_available",
     "pravega_cluster",
     "IsolatedCall",
     "run_isolated",
@@ -140,29 +143,53 @@ class PravegaCluster:
 
     @property
     def manager(self) -> Any:
-        """A ``pravega_client.StreamManager`` for this cluster, created on first use."""
+        """The official client's ``pravega_client.StreamManager`` (an oracle, CPython 3.11 only)."""
         if self._manager is None:
             import pravega_client
 
             self._manager = pravega_client.StreamManager(self.controller_uri)
         return self._manager
 
+    def settings(self) -> Any:
+        """The project's ``ConnectionSettings`` for this cluster."""
+        from connectors.pravega.controller_client import ConnectionSettings
+
+        return ConnectionSettings(
+            self.controller_uri,
+            tls_enabled=self.controller_uri.startswith("tls://"),
+            trust_store=self.trust_store,
+            auth_enabled=self.username is not None,
+            username=self.username,
+            password=self.password,
+        )
+
     def create_scope(self, scope: str | None = None) -> str:
         """Create a scope (a unique name when none is given) and return its name."""
         scope = scope or unique_name("scope")
-        self.manager.create_scope(scope)
+        self.admin.create_scope(scope)
         return scope
 
     def create_stream(self, scope: str, name: str | None = None, segments: int = 1) -> str:
         """Create a stream with a fixed number of segments and return its name."""
         name = name or unique_name("stream")
-        if not self.manager.create_stream(scope, name, segments):
+        if not self.admin.create_stream(scope, name, segments):
             raise RuntimeError(f"stream {scope}/{name} already exists")
         return name
 
-    def writer(self, scope: str, stream: str, max_inflight_events: int = 0) -> Any:
-        """A ``pravega_client.StreamWriter`` for the stream."""
-        return self.manager.create_writer(scope, stream, max_inflight_events)
+    def writer(self, scope: str, stream: str) -> Any:
+        """The project's ``PravegaEventWriter`` for the stream (``write_many``, ``flush``, ``close``)."""
+        from connectors.pravega.event_writer import PravegaEventWriter
+
+        return PravegaEventWriter(self.settings(), scope, stream)
+
+    def write(self, scope: str, stream: str, events: list[tuple[str | None, bytes]]) -> None:
+        """Write ``(routing key, payload)`` events in order with the project's writer and flush."""
+        writer = self.writer(scope, stream)
+        try:
+            writer.write_many([p for _k, p in events], [k for k, _p in events])
+            writer.flush()
+        finally:
+            writer.abandon()
 
     def close(self) -> None:
         """Drop the client handles of this process."""
@@ -266,6 +293,13 @@ def start_emulator(data_dir: Path | None = None, log_path: Path | None = None) -
         yield process
     finally:
         process.stop()
+
+
+def official_client_available() -> bool:
+    """Whether the official client (``pravega`` 0.3.8: CPython 3.11 wheels only) is installed."""
+    import importlib.util
+
+    return importlib.util.find_spec("pravega_client") is not None
 
 
 def docker_available(timeout: float = 3.0) -> bool:
