@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +17,7 @@ from connector_base.spark.event_time_options import EventTimeOptions
 from connectors._extras import require_extra
 from connectors.formats.format_options import RecordFormatOptions
 from connectors.formats.spark_schema import decoded_schema, decoder_for, pinned_schema
+from connectors.formats.writer_schemas import resolve_writer_schemas
 from connectors.pravega.controller_client import CLIENT_MODULES
 from connectors.pravega.event_time import (
     CutFrom,
@@ -149,7 +151,11 @@ class PravegaDataSource(SourceDataSource):
 
         require_extra(f"format {self.name()!r}", "pravega", CLIENT_MODULES)
         opts = PravegaSinkOptions.parse(dict(self.options))
-        validate_sink_schema(schema, opts.note_time_column)
+        formats = self._formats()
+        if formats.active:  # valueFormat: the event column is encoded with the writer schema
+            schemas = resolve_writer_schemas(formats, opts.stream)
+            opts = dataclasses.replace(opts, writer_schema=schemas.get("value"))
+        validate_sink_schema(schema, opts.note_time_column, encoded=opts.writer_schema is not None)
         return opts
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:

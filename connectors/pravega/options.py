@@ -9,6 +9,7 @@ from enum import Enum
 from connector_base import InvalidOptionError
 from connector_base.spark import ReadLimitOptions, parse_duration_ms, parse_positive_int
 from connectors.formats.format_options import is_format_option
+from connectors.formats.writer_schemas import WriterSchema
 from connectors.pravega.controller_client import (
     DEFAULT_NETWORK_TIMEOUT_MS,
     DEFAULT_READ_TIMEOUT_MS,
@@ -297,11 +298,13 @@ class PravegaSinkOptions:
     note_time_writer_id: str | None = None
     """``noteTime.writerId``: the writer id the times are noted under (default: see the sink)."""
     checkpoint_location: str | None = None
+    writer_schema: WriterSchema | None = None
+    """``valueFormat``: the schema the ``event`` struct column is encoded with (fixed on the driver)."""
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> PravegaSinkOptions:
         """Parse and validate; raises ``InvalidOptionError`` naming the option."""
-        _check_known(options, _SINK_KEYS)
+        _check_known(options, _SINK_KEYS, formats=True)
         o = _lower(options)
         streams = _streams(o)
         if len(streams) != 1:

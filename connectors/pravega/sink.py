@@ -1,7 +1,9 @@
 """The ``pravega`` sink: ``df.write`` / ``writeStream`` write the ``event`` column to a stream.
 
 Columns: ``event`` (binary or string, required) and ``routing_key`` (string, optional); other
-columns are ignored, so a ``format("pravega")`` read can be written back as it is.
+columns are ignored, so a ``format("pravega")`` read can be written back as it is. With
+``valueFormat`` (docs/formats.md) ``event`` is a struct, encoded with the writer schema the driver
+fixed (``connectors.formats.writer_schemas``), as the Kafka sink encodes ``value``.
 
 Writes go through the connector's own writer (:mod:`connectors.pravega.event_writer`,
 :mod:`connectors.pravega.transactional_writer`): events land on the segments the official clients
@@ -50,6 +52,7 @@ from pyspark.sql.types import BinaryType, LongType, StringType, StructType, Time
 from typing_extensions import override
 
 from connector_base import ConnectorError, InvalidOptionError
+from connectors.formats.writer_schemas import PayloadEncoder, writer_encoder
 from connectors.pravega.cluster_client import PravegaClusterClient
 from connectors.pravega.controller_client import shared_controller
 from connectors.pravega.event_writer import PravegaEventWriter
@@ -72,8 +75,11 @@ COMMITTED_TIMEOUT_S = 120.0
 """How long committed transactions may take to be merged (``COMMITTING`` to ``COMMITTED``)."""
 
 
-def validate_sink_schema(schema: StructType, note_time_column: str | None = None) -> None:
-    """Fail early (on the driver) when the columns cannot be written."""
+def validate_sink_schema(
+    schema: StructType, note_time_column: str | None = None, encoded: bool = False
+) -> None:
+    """Fail early (on the driver) when the columns cannot be written (``encoded``: ``valueFormat`` is
+    set, so ``event`` is a struct encoded with the writer schema)."""
     types = {f.name.lower(): f.dataType for f in schema.fields}
     if note_time_column is not None:
         found = types.get(note_time_column.lower())
@@ -87,7 +93,13 @@ def validate_sink_schema(schema: StructType, note_time_column: str | None = None
             )
     if "event" not in types:
         raise ConnectorError("the pravega sink needs an 'event' column (binary or string)")
-    if not isinstance(types["event"], BinaryType | StringType):
+    if encoded:
+        if not isinstance(types["event"], StructType):
+            raise ConnectorError(
+                "column 'event' must be a struct of the writer schema's fields when valueFormat is set, "
+                f"not {types['event'].simpleString()}"
+            )
+    elif not isinstance(types["event"], BinaryType | StringType):
         raise ConnectorError(f"column 'event' must be binary or string, not {types['event'].simpleString()}")
     if "routing_key" in types and not isinstance(types["routing_key"], StringType):
         raise ConnectorError(
@@ -128,12 +140,14 @@ class PravegaCommitMessage(WriterCommitMessage):
     """The largest ``noteTime.column`` value the task wrote (epoch ms), when the option is set."""
 
 
-def _columns(batch: pa.RecordBatch) -> tuple[list[Any], list[Any] | None]:
+def _columns(batch: pa.RecordBatch, encoder: PayloadEncoder | None) -> tuple[list[Any], list[Any] | None]:
     names = [n.lower() for n in batch.schema.names]
     events = batch.column(names.index("event"))
+    keys = batch.column(names.index("routing_key")).to_pylist() if "routing_key" in names else None
+    if encoder is not None:
+        return encoder.encode(events, "event"), keys
     if pa.types.is_string(events.type) or pa.types.is_large_string(events.type):
         events = events.cast(pa.binary())
-    keys = batch.column(names.index("routing_key")).to_pylist() if "routing_key" in names else None
     return events.to_pylist(), keys
 
 
@@ -150,12 +164,14 @@ def _max_time_ms(batch: pa.RecordBatch, column: str) -> int | None:
 def _write_all(
     target: PravegaEventWriter | PravegaTransaction,
     batches: Iterator[pa.RecordBatch],
-    time_column: str | None,
+    options: PravegaSinkOptions,
 ) -> tuple[int, int | None]:
     count = 0
     top: int | None = None
+    time_column = options.note_time_column
+    encoder = None if options.writer_schema is None else writer_encoder(options.writer_schema)
     for batch in batches:
-        events, keys = _columns(batch)
+        events, keys = _columns(batch, encoder)
         if None in events:
             raise ConnectorError("the 'event' column holds a null; Pravega events cannot be null")
         target.write_many(events, keys)
@@ -171,14 +187,14 @@ def write_batches(options: PravegaSinkOptions, batches: Iterator[pa.RecordBatch]
     if not options.exactly_once:
         writer = PravegaEventWriter(options.connection, options.scope, options.stream)
         try:
-            count, top = _write_all(writer, batches, options.note_time_column)
+            count, top = _write_all(writer, batches, options)
             writer.flush()
         finally:
             writer.abandon()
         return PravegaCommitMessage(count, max_time_ms=top)
     txn = PravegaTransactionalWriter(options.connection, options.scope, options.stream).begin()
     try:
-        count, top = _write_all(txn, batches, options.note_time_column)
+        count, top = _write_all(txn, batches, options)
         txn.flush()
     except BaseException:
         txn.close()

@@ -1,8 +1,10 @@
 """``valueFormat`` on Pravega events: Avro and JSON Schema in the Confluent wire format, one registry.
 
-Events are written by the official client with payloads encoded by confluent-kafka's own
+Events are written by the project's writer with payloads encoded by confluent-kafka's own
 ``AvroSerializer`` / ``JSONSerializer`` (subjects ``<stream>-value``), and read through
-``format("pravega")`` with the schema registry fixture (Apicurio 2.6.13).
+``format("pravega")`` with the schema registry fixture (Apicurio 2.6.13); and the sink encodes the
+``event`` struct with ``valueFormat`` in the same wire format, which confluent-kafka's deserializers
+read back.
 """
 
 from __future__ import annotations
@@ -81,3 +83,88 @@ def test_avro_and_json_confluent_events(
     )  # fmt: skip
     assert js.columns[0] == "event"
     assert sorted((r["event"].asDict() for r in js.collect()), key=lambda e: e["sensor"]) == rows
+
+
+def _raw_events(cluster: PravegaCluster, scope: str, stream: str) -> list[bytes]:
+    """Every event payload of the stream, segment by segment (the project's segment reads)."""
+    from connectors.pravega.cluster_client import PravegaClusterClient
+    from connectors.pravega.event_decoding import EVENT_HEADER_BYTES, event_boundaries
+
+    client = PravegaClusterClient(cluster.settings())
+    try:
+        out = []
+        for seg in client.current_segments(scope, stream):
+            info = client.info(scope, stream, seg.segment_id)
+            data = client.read_bytes(scope, stream, seg.segment_id, info.head, info.tail)
+            bounds = event_boundaries(data, info.head)
+            out += [
+                data[a - info.head + EVENT_HEADER_BYTES : b - info.head]
+                for a, b in zip(bounds, bounds[1:], strict=False)
+            ]
+        return out
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize("exactly_once", ["false", "true"])
+def test_the_sink_encodes_events_that_confluent_deserializers_read(
+    pravega_cluster: PravegaCluster, spark: Any, schema_registry: SchemaRegistryServer, exactly_once: str
+) -> None:
+    """``valueFormat`` on the sink: the ``event`` struct is encoded in the Confluent wire format with the
+    subject's schema (registered here with ``autoRegisterSchemas``); confluent-kafka's own
+    deserializers read what was written, and so does ``format("pravega")``."""
+    from confluent_kafka.schema_registry.avro import AvroDeserializer
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer
+    from pyspark.sql import functions as F
+
+    scope, stream = new_stream(pravega_cluster, segments=2)
+    rows = [(f"s{i % 3}", i / 4, None if i % 2 else "C") for i in range(40)]
+    df = spark.createDataFrame(rows, "sensor string, value double, unit string")
+    df = df.select(F.col("sensor").alias("routing_key"), F.struct("sensor", "value", "unit").alias("event"))
+    sink = {
+        "controller": pravega_cluster.controller_uri,
+        "scope": scope,
+        "stream": stream,
+        "exactly_once": exactly_once,
+        "schemaRegistry.url": schema_registry.url,
+        "valueFormat": "avro-confluent",
+        "valueSchema": json.dumps(READING),
+        "autoRegisterSchemas": "true",
+    }
+    df.repartition(2).write.format("pravega").options(**sink).mode("append").save()
+    avro = AvroDeserializer(schema_registry.client())
+    got = sorted(tuple(avro(e, _ctx(stream)).values()) for e in _raw_events(pravega_cluster, scope, stream))
+    assert got == sorted(rows)
+    back = spark.read.format("pravega").options(**read_options(pravega_cluster, scope, stream))
+    back = back.options(valueFormat="avro-confluent", **{"schemaRegistry.url": schema_registry.url}).load()
+    assert sorted((r["sensor"], r["value"], r["unit"]) for r in back.collect()) == sorted(rows)
+
+    scope, stream = new_stream(pravega_cluster, segments=1, scope=scope)
+    js = spark.createDataFrame(
+        [("a", 1.5, ["x"]), ("b", 2.0, [])], "sensor string, value double, tags array<string>"
+    )
+    js.select(F.struct("sensor", "value", "tags").alias("event")).write.format("pravega").options(
+        **{**sink, "stream": stream, "valueFormat": "json-confluent", "valueSchema": json.dumps(READING_JSON)}
+    ).mode("append").save()
+    jdes = JSONDeserializer(json.dumps(READING_JSON), schema_registry_client=schema_registry.client())
+    decoded = [jdes(e, _ctx(stream)) for e in _raw_events(pravega_cluster, scope, stream)]
+    assert sorted(decoded, key=lambda e: e["sensor"]) == [
+        {"sensor": "a", "value": 1.5, "tags": ["x"]},
+        {"sensor": "b", "value": 2.0, "tags": []},
+    ]
+
+
+def test_a_sink_format_needs_a_struct_event(
+    pravega_cluster: PravegaCluster, spark: Any, schema_registry: SchemaRegistryServer
+) -> None:
+    scope, stream = new_stream(pravega_cluster, segments=1)
+    with pytest.raises(Exception, match="column 'event' must be a struct of the writer schema's fields"):
+        spark.createDataFrame([("x",)], "event string").write.format("pravega").options(
+            controller=pravega_cluster.controller_uri,
+            scope=scope,
+            stream=stream,
+            valueFormat="avro-confluent",
+            valueSchema=json.dumps(READING),
+            autoRegisterSchemas="true",
+            **{"schemaRegistry.url": schema_registry.url},
+        ).mode("append").save()
