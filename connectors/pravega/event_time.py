@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import Enum
+from typing import TypeVar
 
 from connector_base import InvalidOptionError, MalformedRecordError
 
@@ -33,6 +34,9 @@ __all__ = [
     "parse_cut_from",
     "parse_encoding",
 ]
+
+E = TypeVar("E", bound=Enum)
+"""An option's enum."""
 
 ENCODING_OPTION = "eventTime.encoding"
 CUT_FROM_OPTION = "eventTime.cutFrom"
@@ -59,36 +63,39 @@ class CutFrom(Enum):
     its writers note): a batch ends at a watermark's stream cut."""
 
 
-def parse_cut_from(options: Mapping[str, str]) -> CutFrom:
-    """``eventTime.cutFrom`` from the options (matched case-insensitively; default ``events``)."""
-    raw = {k.lower(): v for k, v in options.items()}.get(CUT_FROM_OPTION.lower())
+def _choice(options: Mapping[str, str], name: str, kind: type[E], default: E, valid: str) -> E:
+    """Option ``name`` (matched case-insensitively) as a member of ``kind``; ``valid`` says what is."""
+    raw = {k.lower(): v for k, v in options.items()}.get(name.lower())
     if raw is None:
-        return CutFrom.EVENTS
+        return default
     try:
-        return CutFrom(raw.strip().lower())
+        return kind(raw.strip().lower())
     except ValueError:
-        raise InvalidOptionError(
-            CUT_FROM_OPTION,
-            raw,
-            "events (the driver reads each event's time: eventTime.encoding / eventTime.column) or "
-            "watermarks (the stream's Pravega watermarks, from writers that note time)",
-        ) from None
+        raise InvalidOptionError(name, raw, valid) from None
+
+
+def parse_cut_from(options: Mapping[str, str]) -> CutFrom:
+    """``eventTime.cutFrom`` from the options (default ``events``)."""
+    return _choice(
+        options,
+        CUT_FROM_OPTION,
+        CutFrom,
+        CutFrom.EVENTS,
+        "events (the driver reads each event's time: eventTime.encoding / eventTime.column) or "
+        "watermarks (the stream's Pravega watermarks, from writers that note time)",
+    )
 
 
 def parse_encoding(options: Mapping[str, str]) -> EventTimeEncoding:
-    """``eventTime.encoding`` from the options (matched case-insensitively; default ``json``)."""
-    raw = {k.lower(): v for k, v in options.items()}.get(ENCODING_OPTION.lower())
-    if raw is None:
-        return EventTimeEncoding.JSON
-    try:
-        return EventTimeEncoding(raw.strip().lower())
-    except ValueError:
-        raise InvalidOptionError(
-            ENCODING_OPTION,
-            raw,
-            "json (eventTime.column names a top-level field of JSON events: epoch ms or ISO-8601) or "
-            "int64 (each event's first 8 bytes, big-endian epoch ms)",
-        ) from None
+    """``eventTime.encoding`` from the options (default ``json``)."""
+    return _choice(
+        options,
+        ENCODING_OPTION,
+        EventTimeEncoding,
+        EventTimeEncoding.JSON,
+        "json (eventTime.column names a top-level field of JSON events: epoch ms or ISO-8601) or "
+        "int64 (each event's first 8 bytes, big-endian epoch ms)",
+    )
 
 
 def cut_support(encoding: EventTimeEncoding, column: str | None) -> str | None:
