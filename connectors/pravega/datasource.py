@@ -121,6 +121,18 @@ class PravegaDataSource(SourceDataSource):
         return PravegaSegmentPlanner(source.options, extractor, cut=event_time.cut)  # type: ignore[return-value]
 
     @override
+    def event_time_options(self) -> EventTimeOptions:
+        """As the bridge's, and ``eventTime.cutFrom=watermarks`` only with ``eventTime.alignment=cut``."""
+        parsed = super().event_time_options()
+        if not parsed.cut and parse_cut_from(self.options) is CutFrom.WATERMARKS:
+            raise InvalidOptionError(
+                "eventTime.cutFrom",
+                "watermarks",
+                "events (the default) unless eventTime.alignment=cut: the watermarks only choose the cut",
+            )
+        return parsed
+
+    @override
     def event_time_cut_support(self, options: EventTimeOptions) -> str | None:
         """The cut reads event times from the events on the driver (eventTime.column / eventTime.encoding),
         or takes them from the streams' watermarks (eventTime.cutFrom=watermarks)."""

@@ -171,6 +171,9 @@ def test_bad_watermark_options_fail_at_load(pravega_cluster: PravegaCluster, spa
         spark.readStream.format("pravega").options(
             **options, **{"eventTime.cutFrom": "watermarks", "eventTime.column": "ts"}
         ).load()
+    lone = read_options(pravega_cluster, "sc", "st", **{"eventTime.cutFrom": "watermarks"})
+    with pytest.raises(Exception, match=r"eventTime.cutFrom.*unless eventTime.alignment=cut"):
+        spark.readStream.format("pravega").options(**lone).load()
     df = spark.createDataFrame([("e", 1)], "event string, n long")
     with pytest.raises(Exception, match=r"noteTime.column.*'when' is not a column"):
         df.write.format("pravega").options(
