@@ -7,6 +7,12 @@ broker is shared across processes. The Kafka integration tests run twice, once p
 other lane. Much of a broker test's time is waiting (broker start-ups, triggers, timeouts), so two
 lanes on two cores take far less than their sum.
 
+A test that fails with Spark's own "Python worker failed to connect back" runs again, up to twice
+(pytest-rerunfailures, ``RERUN``): Spark gives a new Python worker (a streaming source's runner, a
+data source's planner) 10 s to connect back, a constant in its ``PythonWorkerFactory`` that no setting
+changes, and on two loaded cores a worker's interpreter start can take longer. Any other failure fails
+at once; pytest's summary names every re-run.
+
 Every line a run prints is echoed with its run's name in front; the exit status is 0 only when every
 run passed (pytest's 5, "no tests collected", counts as a failure).
 
@@ -45,6 +51,9 @@ LANES: tuple[tuple[Run, ...], ...] = (
     ),
 )
 
+RERUN = ("--reruns", "2", "--reruns-delay", "5", "--only-rerun", "Python worker failed to connect back")
+"""Re-run only a test that Spark's worker start-up timeout failed (see the module docstring)."""
+
 _print_lock = threading.Lock()
 
 
@@ -55,7 +64,7 @@ def _say(line: str) -> None:
 
 
 def _run(run: Run, pytest_args: list[str]) -> int:
-    cmd = [sys.executable, "-m", "pytest", *pytest_args, *run.args]
+    cmd = [sys.executable, "-m", "pytest", *RERUN, *pytest_args, *run.args]
     began = time.monotonic()
     _say(f"[{run.name}] {' '.join(cmd)}\n")
     proc = subprocess.Popen(
