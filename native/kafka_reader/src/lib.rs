@@ -28,6 +28,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 use rdkafka_sys::bindings as rd;
 
+mod conf;
+mod producer;
+
 create_exception!(
     sparkflow_kafka_native,
     NativeKafkaError,
@@ -384,30 +387,8 @@ impl NativeConsumer {
     #[new]
     fn new(config: Vec<(String, String)>) -> PyResult<Self> {
         let mut errstr = vec![0 as c_char; 512];
+        let conf = conf::new_conf(&config)?;
         unsafe {
-            let conf = rd::rd_kafka_conf_new();
-            for (key, value) in &config {
-                let k = cstring(key, "a setting name")?;
-                let v = cstring(value, "a setting value")?;
-                let res = rd::rd_kafka_conf_set(
-                    conf,
-                    k.as_ptr(),
-                    v.as_ptr(),
-                    errstr.as_mut_ptr(),
-                    errstr.len(),
-                );
-                if res != rd::rd_kafka_conf_res_t::RD_KAFKA_CONF_OK {
-                    rd::rd_kafka_conf_destroy(conf);
-                    // librdkafka's message may quote the value, which may be a secret
-                    let mut why = cstr(errstr.as_ptr());
-                    if !value.is_empty() {
-                        why = why.replace(value.as_str(), "<redacted>");
-                    }
-                    return Err(PyValueError::new_err(format!(
-                        "librdkafka setting {key}: {why}"
-                    )));
-                }
-            }
             let rk = rd::rd_kafka_new(
                 rd::rd_kafka_type_t::RD_KAFKA_CONSUMER,
                 conf,
@@ -631,6 +612,7 @@ fn librdkafka_version() -> String {
 #[pymodule]
 fn sparkflow_kafka_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeConsumer>()?;
+    m.add_class::<producer::NativeProducer>()?;
     m.add_function(wrap_pyfunction!(librdkafka_version, m)?)?;
     m.add("NativeKafkaError", m.py().get_type::<NativeKafkaError>())?;
     Ok(())
