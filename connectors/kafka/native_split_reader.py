@@ -26,7 +26,7 @@ from connectors.kafka.reader_choice import INSTALL_HINT, NATIVE_MODULE, native_m
 from connectors.kafka.split import NO_STOPPING_OFFSET
 from connectors.kafka.split_reader import POLL_TIMEOUT_S, KafkaPartitionSplitReader, _Assigned
 
-__all__ = ["KafkaArrowRecords", "KafkaNativePartitionSplitReader"]
+__all__ = ["KafkaArrowRecords", "KafkaNativePartitionSplitReader", "config_value"]
 
 _OFFSET_COLUMN = 4
 
@@ -54,7 +54,8 @@ PYTHON_CLIENT_SETTINGS = frozenset({"max.poll.records"})
 refuses them): the compiled consumer leaves them out. The reader sizes its own fetches either way."""
 
 
-def _config_value(value: Any) -> str:
+def config_value(value: Any) -> str:
+    """A client setting's value as the string librdkafka takes (booleans as true/false)."""
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
@@ -73,7 +74,7 @@ class _NativeConsumer:
             )
         self._error = module.NativeKafkaError
         try:
-            settings = [(k, _config_value(v)) for k, v in config.items() if k not in PYTHON_CLIENT_SETTINGS]
+            settings = [(k, config_value(v)) for k, v in config.items() if k not in PYTHON_CLIENT_SETTINGS]
             self.native = module.NativeConsumer(settings)
         except self._error as e:
             raise _kafka_exception(e) from None

@@ -4,13 +4,17 @@ Columns: ``value`` (required, binary or string), ``key``, ``topic``, ``partition
 (``array<struct<key: string, value: binary>>``); the ``topic`` option, when set, overrides the
 column (as Spark). Every task waits for the delivery report of each record it produced; the first
 failed delivery fails the task with the broker's reason, so Spark retries it (at least once).
+
+Two producing paths, chosen by ``kafka.writer`` (``reader_choice.py``): the compiled one
+(``native_sink.py``: Arrow columns into librdkafka, no Python object per record) and the
+confluent-kafka one here (``produce_batches``); both wait for deliveries with ``wait_for_deliveries``.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,8 +29,16 @@ from connectors.formats.writer_schemas import PayloadEncoder, WriterSchema, writ
 from connectors.kafka.client_config import redact, translate_client_options
 from connectors.kafka.client_errors import ConnectErrorWatch
 from connectors.kafka.java_settings import check_librdkafka, translate_java_settings
+from connectors.kafka.reader_choice import KafkaWriter, resolve_writer
 
-__all__ = ["KafkaBatchWriter", "KafkaSinkOptions", "KafkaStreamWriter", "validate_sink_schema"]
+__all__ = [
+    "KafkaBatchWriter",
+    "KafkaSinkOptions",
+    "KafkaStreamWriter",
+    "produce_batches",
+    "validate_sink_schema",
+    "wait_for_deliveries",
+]
 
 LOG = logging.getLogger(__name__)
 
@@ -44,17 +56,19 @@ class KafkaSinkOptions:
     client_config: dict[str, str] = field(repr=False)
     writer_schemas: dict[str, WriterSchema] = field(default_factory=dict)
     """``keyFormat``/``valueFormat``: the schema each encoded column is written with (fixed on the driver)."""
+    writer: KafkaWriter = KafkaWriter.PYTHON
+    """``kafka.writer``: the compiled or the confluent-kafka producing path (chosen on the driver)."""
 
     def __repr__(self) -> str:
         config = redact(self.client_config)
-        return f"KafkaSinkOptions({self.bootstrap_servers!r}, topic={self.topic!r}, {config})"
+        return f"KafkaSinkOptions({self.bootstrap_servers!r}, topic={self.topic!r}, {self.writer.value}, {config})"
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> KafkaSinkOptions:
         """Validate; raises ``InvalidOptionError`` naming the option."""
-        opts = translate_java_settings(
-            {k.lower(): v for k, v in options.items() if v is not None and not is_format_option(k.lower())}
-        )
+        lowered = {k.lower(): v for k, v in options.items() if v is not None and not is_format_option(k.lower())}
+        writer = resolve_writer(lowered.pop("kafka.writer", None))
+        opts = translate_java_settings(lowered)
         for name, value in options.items():
             key = name.lower()
             if not key.startswith("kafka.") and key not in _SINK_OPTIONS and not is_format_option(key):
@@ -70,7 +84,7 @@ class KafkaSinkOptions:
         topic = opts.get("topic")
         if topic is not None and not topic.strip():
             raise InvalidOptionError("topic", topic, "a topic name")
-        parsed = cls(bootstrap, topic.strip() if topic else None, client)
+        parsed = cls(bootstrap, topic.strip() if topic else None, client, writer=writer)
         check_librdkafka(parsed.producer_config(), producer=True)
         return parsed
 
@@ -165,6 +179,27 @@ class _Delivery:
             self.delivered += 1
 
 
+def wait_for_deliveries(
+    flush: Callable[[float], int], failure: Callable[[], str | None], check_client: Callable[[], None]
+) -> None:
+    """Flush until every produced record is acknowledged (at least once); raise on a failed delivery.
+
+    ``flush(seconds)`` returns what is still outstanding, ``failure()`` the first failed delivery,
+    ``check_client()`` raises on an unrecoverable client error. The flush runs in slices, so a
+    wrong password or an untrusted certificate ends the wait at once.
+    """
+    deadline = time.monotonic() + FLUSH_TIMEOUT_S
+    remaining = flush(FLUSH_SLICE_S)
+    while remaining and failure() is None and time.monotonic() < deadline:
+        check_client()
+        remaining = flush(FLUSH_SLICE_S)
+    error = failure()
+    if error is not None:
+        raise ConnectorError(f"Kafka delivery failed: {error}")
+    if remaining:
+        raise ConnectorError(f"{remaining} records were not delivered within {FLUSH_TIMEOUT_S}s")
+
+
 def produce_batches(options: KafkaSinkOptions, batches: Iterator[pa.RecordBatch]) -> int:
     """Produce every row, wait for all delivery reports; raise with the broker's reason on failure."""
     from confluent_kafka import KafkaException, Producer
@@ -209,17 +244,17 @@ def produce_batches(options: KafkaSinkOptions, batches: Iterator[pa.RecordBatch]
                 producer.poll(0)
         if report.error is not None:
             break
-    # flush in slices: a wrong password or an untrusted certificate ends the wait at once
-    deadline = time.monotonic() + FLUSH_TIMEOUT_S
-    remaining = producer.flush(FLUSH_SLICE_S)
-    while remaining and report.error is None and time.monotonic() < deadline:
-        connect_errors.raise_if_failed()
-        remaining = producer.flush(FLUSH_SLICE_S)
-    if report.error is not None:
-        raise ConnectorError(f"Kafka delivery failed: {report.error}")
-    if remaining:
-        raise ConnectorError(f"{remaining} records were not delivered within {FLUSH_TIMEOUT_S}s")
+    wait_for_deliveries(producer.flush, lambda: report.error, connect_errors.raise_if_failed)
     return sent
+
+
+def _produce(options: KafkaSinkOptions, batches: Iterator[pa.RecordBatch]) -> int:
+    """Every row through ``kafka.writer``'s producing path; the number of records delivered."""
+    if options.writer is KafkaWriter.NATIVE:
+        from connectors.kafka.native_sink import produce_batches_native
+
+        return produce_batches_native(options, batches)
+    return produce_batches(options, batches)
 
 
 @dataclass
@@ -237,7 +272,7 @@ class KafkaBatchWriter(DataSourceArrowWriter):
 
     @override
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
-        return KafkaCommitMessage(produce_batches(self._options, iterator))
+        return KafkaCommitMessage(_produce(self._options, iterator))
 
     @override
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
@@ -254,7 +289,7 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
 
     @override
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
-        return KafkaCommitMessage(produce_batches(self._options, iterator))
+        return KafkaCommitMessage(_produce(self._options, iterator))
 
     @override
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
