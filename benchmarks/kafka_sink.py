@@ -1,14 +1,17 @@
 """Benchmark: kafka-unified's sink against Spark's own Kafka sink, in one run on a real broker.
 
 A DataFrame of ``--records`` rows (default 600,000): ``key`` (10 bytes), ``value`` (``--size``
-bytes, 200, text-like), ``headers`` (one 3-byte header), built by Spark from ``range`` and cached, is
-written with ``df.write`` to a new topic of ``--partitions`` partitions (6) by Spark's JVM
-``format("kafka")`` and by ``format("kafka-unified")``, alternating, ``--warmup`` untimed rounds
-then ``--rounds`` timed ones. Every write is checked: the topic's end offsets add up to the rows
-written. Printed: times, records/s and kafka-unified / spark-kafka (goal >= 1.0x).
+bytes, 200, text-like), ``headers`` (one 3-byte header; ``--no-headers`` leaves the column out),
+built by Spark from ``range`` and cached, is written with ``df.write`` to a new topic of
+``--partitions`` partitions (6) by Spark's JVM ``format("kafka")`` and by ``format("kafka-unified")``
+with each producing path (``kafka.writer=native``, the compiled one, and ``=python``), in turn,
+``--warmup`` untimed rounds then ``--rounds`` timed ones. ``--compression`` (none, lz4, zstd, ...)
+is every producer's ``compression.type``. Every write is checked: the topic's end offsets add up to
+the rows written. Printed: times, records/s and each kafka-unified path / spark-kafka (goal >= 1.0x).
 
     python -m benchmarks.kafka_sink
-    python -m benchmarks.kafka_sink --records 200000 --rounds 2
+    python -m benchmarks.kafka_sink --records 200000 --rounds 2 --warmup 1
+    python -m benchmarks.kafka_sink --records 200000 --no-headers --compression lz4
 """
 
 from __future__ import annotations
@@ -25,29 +28,35 @@ from benchmarks.kafka_read import loadavg, spark_session  # noqa: E402
 from sparkflow_testing.kafka.broker import KafkaBroker  # noqa: E402
 from sparkflow_testing.kafka.brokers import start_broker  # noqa: E402
 
-WRITERS = ("spark-kafka", "kafka-unified")
+WRITERS = ("spark-kafka", "native", "python")
+"""Spark's JVM sink, then kafka-unified with ``kafka.writer=native`` and ``=python``."""
 
 
-def frame(spark: Any, records: int, size: int) -> Any:
+def frame(spark: Any, records: int, size: int, headers: bool) -> Any:
     """The rows to write, cached and counted once so every writer starts from memory."""
     filler = "x" * max(0, size - 40)
-    df = spark.range(records).selectExpr(
+    columns = [
         "cast(lpad(cast(id as string), 10, '0') as binary) as key",
         f"cast(concat('sensor=', cast(id % 97 as string), ' status=ok reading=42.17 ', '{filler}') as binary)"
         " as value",
-        "array(named_struct('key', 'h', 'value', cast('abc' as binary))) as headers",
-    )
+    ]
+    if headers:
+        columns.append("array(named_struct('key', 'h', 'value', cast('abc' as binary))) as headers")
+    df = spark.range(records).selectExpr(*columns)
     df = df.cache()
     df.count()
     return df
 
 
-def timed_write(df: Any, writer: str, bootstrap: str, topic: str) -> float:
+def timed_write(df: Any, writer: str, bootstrap: str, topic: str, compression: str) -> float:
     """Seconds for one ``df.write`` of every row to ``topic``."""
+    w = df.write.format("kafka" if writer == "spark-kafka" else "kafka-unified")
+    if writer != "spark-kafka":
+        w = w.option("kafka.writer", writer)
     start = time.perf_counter()
     (
-        df.write.format("kafka" if writer == "spark-kafka" else "kafka-unified")
-        .option("kafka.bootstrap.servers", bootstrap)
+        w.option("kafka.bootstrap.servers", bootstrap)
+        .option("kafka.compression.type", compression)
         .option("topic", topic)
         .mode("append")
         .save()
@@ -65,6 +74,9 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=6)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--no-headers", action="store_true", help="leave the headers column out")
+    parser.add_argument("--compression", default="none", help="compression.type of every producer")
+    parser.add_argument("--writers", default=",".join(WRITERS), help="a comma-separated subset of WRITERS")
     parser.add_argument("--broker", default="apache-kafka")
     parser.add_argument("--bootstrap")
     args = parser.parse_args()
@@ -75,15 +87,17 @@ def main() -> None:
     broker = KafkaBroker("external", args.bootstrap) if args.bootstrap else start_broker(args.broker)
     try:
         spark = spark_session(jars)
-        df = frame(spark, args.records, args.size)
-        times: dict[str, list[float]] = {w: [] for w in WRITERS}
+        df = frame(spark, args.records, args.size, not args.no_headers)
+        writers = tuple(w for w in WRITERS if w in args.writers.split(","))
+        times: dict[str, list[float]] = {w: [] for w in writers}
+        print(f"{args.records} records, headers {not args.no_headers}, compression {args.compression}")
         for r in range(args.warmup + args.rounds):
             load = loadavg()
-            order = WRITERS if r % 2 == 0 else tuple(reversed(WRITERS))
+            order = writers if r % 2 == 0 else tuple(reversed(writers))
             line = []
             for writer in order:
                 topic = broker.create_topic(args.partitions)
-                seconds = timed_write(df, writer, broker.bootstrap, topic)
+                seconds = timed_write(df, writer, broker.bootstrap, topic, args.compression)
                 written = sum(broker.end_offsets(topic).values())
                 if written != args.records:
                     raise AssertionError(f"{writer} wrote {written} records, expected {args.records}")
@@ -95,10 +109,12 @@ def main() -> None:
         spark.stop()
         best = {w: min(t) for w, t in times.items()}
         print(f"\nresults, load now {loadavg()}")
-        for w in WRITERS:
+        for w in writers:
             print(f"  {w:<14} {args.records / best[w]:>11,.0f} records/s ({best[w]:.2f}s)")
-        ratio = best["spark-kafka"] / best["kafka-unified"]
-        print(f"kafka-unified / spark-kafka sink: {ratio:.2f}x (goal >= 1.0x)")
+        for w in writers:
+            if w != "spark-kafka" and "spark-kafka" in best:
+                ratio = best["spark-kafka"] / best[w]
+                print(f"kafka-unified ({w}) / spark-kafka sink: {ratio:.2f}x (goal >= 1.0x)")
     finally:
         if not args.bootstrap:
             broker.stop()

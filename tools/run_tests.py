@@ -3,7 +3,8 @@
 A lane is a list of pytest runs made one after the other; the lanes run at the same time, each run
 in its own pytest process with its own session fixtures (its own Spark session and brokers), so no
 broker is shared across processes. The Kafka integration tests run twice, once per Kafka reader
-(``SPARKFLOW_KAFKA_READER=native`` and ``=python``), in a lane of their own; everything else is the
+(``SPARKFLOW_KAFKA_READER=native`` and ``=python``, and the sink's producing path likewise with
+``SPARKFLOW_KAFKA_WRITER``), in a lane of their own; everything else is the
 other lane. Much of a broker test's time is waiting (broker start-ups, triggers, timeouts), so two
 lanes on two cores take far less than their sum.
 
@@ -30,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 
 KAFKA_TESTS = "integration_tests/connectors/kafka"
+READER_ENV, WRITER_ENV = "SPARKFLOW_KAFKA_READER", "SPARKFLOW_KAFKA_WRITER"
 
 
 @dataclass(frozen=True)
@@ -43,8 +45,8 @@ class Run:
 
 LANES: tuple[tuple[Run, ...], ...] = (
     (
-        Run("kafka-native", (KAFKA_TESTS,), {"SPARKFLOW_KAFKA_READER": "native"}),
-        Run("kafka-python", (KAFKA_TESTS,), {"SPARKFLOW_KAFKA_READER": "python"}),
+        Run("kafka-native", (KAFKA_TESTS,), {READER_ENV: "native", WRITER_ENV: "native"}),
+        Run("kafka-python", (KAFKA_TESTS,), {READER_ENV: "python", WRITER_ENV: "python"}),
     ),
     (
         Run("rest", ("unit_tests", "integration_tests", f"--ignore={KAFKA_TESTS}")),

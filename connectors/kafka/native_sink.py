@@ -13,6 +13,7 @@ written only once every delivery is acknowledged, so the sink stays at least onc
 from __future__ import annotations
 
 from collections.abc import Iterator
+
 import pyarrow as pa
 
 from connector_base import ConnectorError
@@ -41,7 +42,9 @@ class _Client:
     def __init__(self, options: KafkaSinkOptions) -> None:
         module = native_module()
         if module is None:
-            raise ConnectorError(f"kafka.writer=native: the module {NATIVE_MODULE} is missing; {INSTALL_HINT}")
+            raise ConnectorError(
+                f"kafka.writer=native: the module {NATIVE_MODULE} is missing; {INSTALL_HINT}"
+            )
         self.error_type = module.NativeKafkaError
         self.watch = ConnectErrorWatch("producing to Kafka")
         settings = [(k, config_value(v)) for k, v in options.producer_config().items()]

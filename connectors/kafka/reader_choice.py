@@ -35,8 +35,8 @@ NATIVE_MODULE = "sparkflow_kafka_native"
 DEFAULT_READER_ENV = "SPARKFLOW_KAFKA_READER"
 DEFAULT_WRITER_ENV = "SPARKFLOW_KAFKA_WRITER"
 INSTALL_HINT = (
-    "install the compiled reader and writer with pip install 'sparkflow-connectors[kafka-native]' (a wheel of "
-    "sparkflow-kafka-native for this platform, or one built from native/kafka_reader with "
+    "install the compiled reader and writer with pip install 'sparkflow-connectors[kafka-native]' "
+    "(a wheel of sparkflow-kafka-native for this platform, or one built from native/kafka_reader with "
     "'maturin build --release'), or set kafka.reader=python / kafka.writer=python"
 )
 

@@ -61,12 +61,15 @@ class KafkaSinkOptions:
 
     def __repr__(self) -> str:
         config = redact(self.client_config)
-        return f"KafkaSinkOptions({self.bootstrap_servers!r}, topic={self.topic!r}, {self.writer.value}, {config})"
+        writer = self.writer.value
+        return f"KafkaSinkOptions({self.bootstrap_servers!r}, topic={self.topic!r}, {writer}, {config})"
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> KafkaSinkOptions:
         """Validate; raises ``InvalidOptionError`` naming the option."""
-        lowered = {k.lower(): v for k, v in options.items() if v is not None and not is_format_option(k.lower())}
+        lowered = {
+            k.lower(): v for k, v in options.items() if v is not None and not is_format_option(k.lower())
+        }
         writer = resolve_writer(lowered.pop("kafka.writer", None))
         opts = translate_java_settings(lowered)
         for name, value in options.items():
@@ -222,7 +225,7 @@ def produce_batches(options: KafkaSinkOptions, batches: Iterator[pa.RecordBatch]
         for i in range(n):
             topic = topics[i] if topics is not None else None
             if not topic:
-                raise ConnectorError("a row has a null topic and the 'topic' option is not set")
+                raise ConnectorError(f"row {sent} has a null topic and the 'topic' option is not set")
             kwargs: dict[str, Any] = {"value": values[i], "key": keys[i], "on_delivery": report}
             if partitions is not None and partitions[i] is not None:
                 kwargs["partition"] = partitions[i]

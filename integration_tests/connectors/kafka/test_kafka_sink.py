@@ -1,16 +1,27 @@
-"""The sink: ``df.write`` / ``writeStream`` ``.format("kafka-unified")``."""
+"""The sink: ``df.write`` / ``writeStream`` ``.format("kafka-unified")``.
+
+Every test runs on the producing path ``SPARKFLOW_KAFKA_WRITER`` chooses (``make test`` runs them on
+both, ``native`` and ``python``); ``test_both_writers_produce_the_same_records`` compares the two
+directly on the shapes where a compiled path could differ.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from connector_base.testing.driver_process import DriverProcess
+from connectors.kafka.reader_choice import native_module
 from integration_tests.connectors.kafka.helpers import read_back, stream, values_of
 from sparkflow_testing.kafka.broker import KafkaBroker
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(240)]
+
+DRIVER = Path(__file__).resolve().parents[2] / "connector_base" / "kill_driver.py"
 
 
 def _producer_options(broker: KafkaBroker) -> dict[str, str]:
@@ -88,3 +99,92 @@ def test_value_column_is_required_and_topic_must_be_known(spark: Any, kafka_clus
         _writer(
             spark.sql("select 'v' as value"), kafka_cluster, topic="t", **{"kafka.value.serializer": "x"}
         ).mode("append").save()
+
+
+def test_a_row_without_a_topic_fails_naming_the_row(spark: Any, kafka_cluster: KafkaBroker) -> None:
+    a = kafka_cluster.create_topic(1)
+    df = spark.createDataFrame([(a, "x"), (None, "y")], "topic string, value string").coalesce(1)
+    with pytest.raises(Exception, match="row 1 has a null topic and the 'topic' option is not set"):
+        _writer(df, kafka_cluster).mode("append").save()
+
+
+_SHAPES = """
+select
+  case when id % 5 = 0 then null else cast(concat('k', id) as binary) end as key,
+  case when id % 7 = 0 then null else concat('v', id) end as value,
+  case when id % 5 = 0 then cast(id % 3 as int) end as partition,
+  case id % 4
+    when 0 then null
+    when 1 then array()
+    when 2 then array(named_struct('key', 'a', 'value', cast('1' as binary)),
+                      named_struct('key', 'a', 'value', cast(null as binary)))
+    else array(named_struct('key', 'b', 'value', cast(cast(id as string) as binary)))
+  end as headers
+from range(0, 400, 1, 1)
+"""
+
+
+@pytest.mark.skipif(native_module() is None, reason="the kafka-native wheel is not installed (make native)")
+def test_both_writers_produce_the_same_records(spark: Any, kafka_cluster: KafkaBroker) -> None:
+    """Null keys and values; headers none, empty, duplicated, null-valued; explicit and murmur2 partitions."""
+    df = spark.sql(_SHAPES)
+    written = {}
+    for writer in ("native", "python"):
+        topic = kafka_cluster.create_topic(3)
+        _writer(df, kafka_cluster, topic=topic, **{"kafka.writer": writer}).mode("append").save()
+        rows = read_back(spark, kafka_cluster, topic, includeHeaders="true")
+        written[writer] = sorted(
+            (
+                r["partition"],
+                r["offset"],
+                None if r["key"] is None else bytes(r["key"]),
+                None if r["value"] is None else bytes(r["value"]),
+                None if r["headers"] is None else [(h["key"], h["value"]) for h in r["headers"]],
+            )
+            for r in rows
+        )
+    assert len(written["python"]) == 400
+    assert written["native"] == written["python"]
+
+
+@pytest.mark.timeout(900)
+def test_query_killed_while_writing_restarts_with_nothing_lost(
+    spark: Any, reference_broker: KafkaBroker, tmp_path: Path
+) -> None:
+    """SIGKILL the driver (JVM and Python workers) mid-write; restarted from the checkpoint: at least once."""
+    src, dst = reference_broker.create_topic(3), reference_broker.create_topic(3)
+    reference_broker.produce(src, [f"r{i}".encode() for i in range(6000)])
+    source = {
+        "kafka.bootstrap.servers": reference_broker.bootstrap,
+        "subscribe": src,
+        "startingOffsets": "earliest",
+        "maxOffsetsPerTrigger": "500",
+    }
+    sink = {"kafka.bootstrap.servers": reference_broker.bootstrap, "topic": dst}
+    args = [
+        "kafka-unified",
+        str(tmp_path / "chk"),
+        str(tmp_path / "unused"),
+        json.dumps(source),
+        "--columns",
+        "value",
+        "--sink",
+        "kafka-unified",
+        "--sink-options",
+        json.dumps(sink),
+    ]
+
+    def written() -> int:
+        return sum(reference_broker.end_offsets(dst).values())
+
+    driver = DriverProcess(DRIVER, [*args, "--trigger-ms", "100"])
+    driver.wait_for(lambda: written() > 0)  # the first batch is writing (or just wrote)
+    driver.kill()
+    at_kill = written()
+    assert at_kill < 6000, "the query was done before the kill: nothing was interrupted"
+    reference_broker.produce(src, [f"r{i}".encode() for i in range(6000, 7000)])
+    driver = DriverProcess(DRIVER, args)  # AvailableNow from the checkpoint, to the end of the data
+    assert driver.finish(600), "the restarted query failed"
+    values = values_of(read_back(spark, reference_broker, dst))
+    assert set(values) == {f"r{i}".encode() for i in range(7000)}, "records lost"
+    assert len(values) >= 7000
