@@ -7,7 +7,9 @@ built by Spark from ``range`` and cached, is written with ``df.write`` to a new 
 with each producing path (``kafka.writer=native``, the compiled one, and ``=python``), in turn,
 ``--warmup`` untimed rounds then ``--rounds`` timed ones. ``--compression`` (none, lz4, zstd, ...)
 is every producer's ``compression.type``. Every write is checked: the topic's end offsets add up to
-the rows written. Printed: times, records/s and each kafka-unified path / spark-kafka (goal >= 1.0x).
+the rows written. ``floor`` drops the batches in a Python Arrow writer: Spark's cost of handing the
+rows to any Python sink. Printed: times, records/s and each kafka-unified path / spark-kafka (goal
+>= 1.0x).
 
     python -m benchmarks.kafka_sink
     python -m benchmarks.kafka_sink --records 200000 --rounds 2 --warmup 1
@@ -20,7 +22,11 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, DataSourceWriter, WriterCommitMessage
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -28,8 +34,27 @@ from benchmarks.kafka_read import loadavg, spark_session  # noqa: E402
 from sparkflow_testing.kafka.broker import KafkaBroker  # noqa: E402
 from sparkflow_testing.kafka.brokers import start_broker  # noqa: E402
 
-WRITERS = ("spark-kafka", "native", "python")
-"""Spark's JVM sink, then kafka-unified with ``kafka.writer=native`` and ``=python``."""
+WRITERS = ("spark-kafka", "native", "python", "floor")
+"""Spark's JVM sink, kafka-unified with ``kafka.writer=native`` and ``=python``, and the floor: a Python
+Arrow writer that drops the batches (what Spark's hand-off to any Python sink costs, no Kafka)."""
+
+
+class _DropWriter(DataSourceArrowWriter):
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
+        for _ in iterator:
+            pass
+        return WriterCommitMessage()
+
+
+class DropSink(DataSource):
+    """The floor: every batch handed to a Python Arrow writer, and dropped."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "drop-arrow"
+
+    def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:
+        return _DropWriter()
 
 
 def frame(spark: Any, records: int, size: int, headers: bool) -> Any:
@@ -50,8 +75,9 @@ def frame(spark: Any, records: int, size: int, headers: bool) -> Any:
 
 def timed_write(df: Any, writer: str, bootstrap: str, topic: str, compression: str) -> float:
     """Seconds for one ``df.write`` of every row to ``topic``."""
-    w = df.write.format("kafka" if writer == "spark-kafka" else "kafka-unified")
-    if writer != "spark-kafka":
+    formats = {"spark-kafka": "kafka", "floor": DropSink.name()}
+    w = df.write.format(formats.get(writer, "kafka-unified"))
+    if writer in ("native", "python"):
         w = w.option("kafka.writer", writer)
     start = time.perf_counter()
     (
@@ -87,6 +113,7 @@ def main() -> None:
     broker = KafkaBroker("external", args.bootstrap) if args.bootstrap else start_broker(args.broker)
     try:
         spark = spark_session(jars)
+        spark.dataSource.register(DropSink)
         df = frame(spark, args.records, args.size, not args.no_headers)
         writers = tuple(w for w in WRITERS if w in args.writers.split(","))
         times: dict[str, list[float]] = {w: [] for w in writers}
@@ -98,7 +125,7 @@ def main() -> None:
             for writer in order:
                 topic = broker.create_topic(args.partitions)
                 seconds = timed_write(df, writer, broker.bootstrap, topic, args.compression)
-                written = sum(broker.end_offsets(topic).values())
+                written = sum(broker.end_offsets(topic).values()) if writer != "floor" else args.records
                 if written != args.records:
                     raise AssertionError(f"{writer} wrote {written} records, expected {args.records}")
                 if r >= args.warmup:
@@ -112,7 +139,7 @@ def main() -> None:
         for w in writers:
             print(f"  {w:<14} {args.records / best[w]:>11,.0f} records/s ({best[w]:.2f}s)")
         for w in writers:
-            if w != "spark-kafka" and "spark-kafka" in best:
+            if w in ("native", "python") and "spark-kafka" in best:
                 ratio = best["spark-kafka"] / best[w]
                 print(f"kafka-unified ({w}) / spark-kafka sink: {ratio:.2f}x (goal >= 1.0x)")
     finally:
