@@ -73,12 +73,14 @@ def frame(spark: Any, records: int, size: int, headers: bool) -> Any:
     return df
 
 
-def timed_write(df: Any, writer: str, bootstrap: str, topic: str, compression: str) -> float:
+def timed_write(
+    df: Any, writer: str, bootstrap: str, topic: str, compression: str, extra: dict[str, str]
+) -> float:
     """Seconds for one ``df.write`` of every row to ``topic``."""
     formats = {"spark-kafka": "kafka", "floor": DropSink.name()}
     w = df.write.format(formats.get(writer, "kafka-unified"))
     if writer in ("native", "python"):
-        w = w.option("kafka.writer", writer)
+        w = w.option("kafka.writer", writer).options(**extra)
     start = time.perf_counter()
     (
         w.option("kafka.bootstrap.servers", bootstrap)
@@ -103,6 +105,9 @@ def main() -> None:
     parser.add_argument("--no-headers", action="store_true", help="leave the headers column out")
     parser.add_argument("--compression", default="none", help="compression.type of every producer")
     parser.add_argument("--writers", default=",".join(WRITERS), help="a comma-separated subset of WRITERS")
+    parser.add_argument(
+        "--kafka-option", action="append", default=[], help="NAME=VALUE: a kafka.* option of our writes"
+    )
     parser.add_argument("--broker", default="apache-kafka")
     parser.add_argument("--bootstrap")
     args = parser.parse_args()
@@ -124,7 +129,8 @@ def main() -> None:
             line = []
             for writer in order:
                 topic = broker.create_topic(args.partitions)
-                seconds = timed_write(df, writer, broker.bootstrap, topic, args.compression)
+                extra = dict(o.split("=", 1) for o in args.kafka_option)
+                seconds = timed_write(df, writer, broker.bootstrap, topic, args.compression, extra)
                 written = sum(broker.end_offsets(topic).values()) if writer != "floor" else args.records
                 if written != args.records:
                     raise AssertionError(f"{writer} wrote {written} records, expected {args.records}")
