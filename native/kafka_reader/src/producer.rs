@@ -58,7 +58,10 @@ unsafe extern "C" fn on_delivery(
         reports.delivered.fetch_add(1, Ordering::Relaxed);
         return;
     }
-    let mut first = reports.first_failure.lock().unwrap_or_else(|e| e.into_inner());
+    let mut first = reports
+        .first_failure
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     if first.is_none() {
         let topic = if m.rkt.is_null() {
             String::new()
@@ -91,7 +94,10 @@ unsafe extern "C" fn on_error(
     } else {
         (err, cstr(reason), false)
     };
-    let mut errors = reports.client_errors.lock().unwrap_or_else(|e| e.into_inner());
+    let mut errors = reports
+        .client_errors
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     if errors.len() < MAX_CLIENT_ERRORS {
         errors.push((code, message, fatal));
     }
@@ -163,9 +169,7 @@ impl<'a> Headers<'a> {
             DataType::List(f) if matches!(f.data_type(), DataType::Struct(s) if s.len() == 2) => {
                 list_parts::<i32>(a)
             }
-            DataType::LargeList(f)
-                if matches!(f.data_type(), DataType::Struct(s) if s.len() == 2) =>
-            {
+            DataType::LargeList(f) if matches!(f.data_type(), DataType::Struct(s) if s.len() == 2) => {
                 list_parts::<i64>(a)
             }
             _ => return Err(wrong()),
@@ -187,7 +191,11 @@ impl<'a> Headers<'a> {
         let (start, end) = (self.bounds[i], self.bounds[i + 1]);
         let hdrs = unsafe { rd::rd_kafka_headers_new(end - start) };
         for j in start..end {
-            let key = if self.entries.is_null(j) { None } else { self.keys.get(j) };
+            let key = if self.entries.is_null(j) {
+                None
+            } else {
+                self.keys.get(j)
+            };
             let Some(key) = key else {
                 unsafe { rd::rd_kafka_headers_destroy(hdrs) };
                 return Err(format!(
@@ -200,7 +208,13 @@ impl<'a> Headers<'a> {
                 None => (ptr::null(), 0),
             };
             unsafe {
-                rd::rd_kafka_header_add(hdrs, key.as_ptr() as *const c_char, key.len() as isize, vp, vs)
+                rd::rd_kafka_header_add(
+                    hdrs,
+                    key.as_ptr() as *const c_char,
+                    key.len() as isize,
+                    vp,
+                    vs,
+                )
             };
         }
         Ok(hdrs)
@@ -216,7 +230,9 @@ fn mem(bytes: Option<&[u8]>) -> rd::rd_kafka_vu_s__bindgen_ty_1 {
         Some(b) => (b.as_ptr() as *mut c_void, b.len()),
         None => (ptr::null_mut(), 0),
     };
-    rd::rd_kafka_vu_s__bindgen_ty_1 { mem: rd::rd_kafka_vu_s__bindgen_ty_1__bindgen_ty_1 { ptr, size } }
+    rd::rd_kafka_vu_s__bindgen_ty_1 {
+        mem: rd::rd_kafka_vu_s__bindgen_ty_1__bindgen_ty_1 { ptr, size },
+    }
 }
 
 /// Why `produce` stopped before the end of the batch with an error.
@@ -264,7 +280,9 @@ fn release(rk: usize, topics: Vec<usize>) {
         let rk = rk as *mut rd::rd_kafka_t;
         rd::rd_kafka_purge(
             rk,
-            rd::RD_KAFKA_PURGE_F_QUEUE | rd::RD_KAFKA_PURGE_F_INFLIGHT | rd::RD_KAFKA_PURGE_F_NON_BLOCKING,
+            rd::RD_KAFKA_PURGE_F_QUEUE
+                | rd::RD_KAFKA_PURGE_F_INFLIGHT
+                | rd::RD_KAFKA_PURGE_F_NON_BLOCKING,
         );
         rd::rd_kafka_destroy(rk);
     }
@@ -305,7 +323,11 @@ impl NativeProducer {
             unsafe { rd::rd_kafka_conf_destroy(conf) };
             return Err(kafka_error(-186, cstr(errstr.as_ptr()), false));
         }
-        Ok(NativeProducer { rk, topics: HashMap::new(), reports })
+        Ok(NativeProducer {
+            rk,
+            topics: HashMap::new(),
+            reports,
+        })
     }
 
     /// Produces the rows of `batch` from row `start` on (GIL released) to `topic`, else to each
@@ -332,7 +354,10 @@ impl NativeProducer {
         let partitions: Option<&Int32Array> = match batch.column_by_name("partition") {
             None => None,
             Some(a) => Some(a.as_primitive_opt::<Int32Type>().ok_or_else(|| {
-                PyValueError::new_err(format!("column 'partition' must be an int, not {}", a.data_type()))
+                PyValueError::new_err(format!(
+                    "column 'partition' must be an int, not {}",
+                    a.data_type()
+                ))
             })?),
         };
         let headers = Headers::of(batch.column_by_name("headers"))?;
@@ -476,12 +501,22 @@ impl NativeProducer {
 
     /// The first failed delivery, with its topic, partition and row, or `None`.
     fn failure(&self) -> Option<String> {
-        self.reports.first_failure.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.reports
+            .first_failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The client errors reported since the last call, as `(code, message, fatal)`.
     fn client_errors(&self) -> Vec<(i32, String, bool)> {
-        std::mem::take(&mut *self.reports.client_errors.lock().unwrap_or_else(|e| e.into_inner()))
+        std::mem::take(
+            &mut *self
+                .reports
+                .client_errors
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        )
     }
 
     /// Frees the producer (idempotent; GIL released); what is still queued is dropped.
