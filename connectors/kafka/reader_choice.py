@@ -63,9 +63,10 @@ class KafkaWriter(Enum):
     PYTHON = "python"
 
 
-def _native_chosen(raw: str | None, option: str, env: str) -> bool:
+def _native_chosen(raw: str | None, option: str, env: str, needs: str) -> bool:
     """Whether ``raw`` (``auto``, ``native`` or ``python``; ``None``: the variable ``env``, else ``auto``)
-    means the compiled path here."""
+    means the compiled path here: the module installed, with the class ``needs`` (an older wheel of
+    the module may predate it)."""
     from_env = raw is None
     value = (os.environ.get(env, "auto") if from_env else raw).strip().lower()
     name = env if from_env else option
@@ -73,23 +74,25 @@ def _native_chosen(raw: str | None, option: str, env: str) -> bool:
         raise InvalidOptionError(name, value, "auto, native or python")
     if value == "python":
         return False
-    installed = native_module() is not None
+    module = native_module()
+    installed = module is not None and hasattr(module, needs)
     if value == "native" and not installed:
         raise InvalidOptionError(
             name,
             value,
-            f"'python' or 'auto' here: the module {NATIVE_MODULE} is not installed; {INSTALL_HINT}",
+            f"'python' or 'auto' here: the module {NATIVE_MODULE} (with {needs}) is not installed; "
+            + INSTALL_HINT,
         )
     return installed
 
 
 def resolve_reader(raw: str | None) -> KafkaReader:
     """The reader for the option's value (``auto``, ``native`` or ``python``; default ``auto``)."""
-    native = _native_chosen(raw, "kafka.reader", DEFAULT_READER_ENV)
+    native = _native_chosen(raw, "kafka.reader", DEFAULT_READER_ENV, "NativeConsumer")
     return KafkaReader.NATIVE if native else KafkaReader.PYTHON
 
 
 def resolve_writer(raw: str | None) -> KafkaWriter:
     """The sink's producing path for ``kafka.writer``'s value (``auto``, ``native`` or ``python``)."""
-    native = _native_chosen(raw, "kafka.writer", DEFAULT_WRITER_ENV)
+    native = _native_chosen(raw, "kafka.writer", DEFAULT_WRITER_ENV, "NativeProducer")
     return KafkaWriter.NATIVE if native else KafkaWriter.PYTHON
