@@ -125,7 +125,7 @@ from range(0, 400, 1, 1)
 
 
 @pytest.mark.skipif(
-    not hasattr(native_module(), "NativeProducer"), reason="the kafka-native wheel is not installed (make native)"
+    not hasattr(native_module(), "NativeProducer"), reason="the kafka-native wheel is missing (make native)"
 )
 def test_both_writers_produce_the_same_records(spark: Any, kafka_cluster: KafkaBroker) -> None:
     """Null keys and values; headers none, empty, duplicated, null-valued; explicit and murmur2 partitions."""
