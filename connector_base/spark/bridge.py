@@ -108,6 +108,17 @@ class SourceDataSource(DataSource):
         """
         return _as_struct(self.default_schema())
 
+    def offset_metadata(self, schema: StructType) -> dict[str, Any] | None:
+        """What a streaming query's offsets record besides positions (``None``: nothing).
+
+        Written into every offset (``"metadata"``) and handed back to ``check_offset_metadata`` when a
+        restarted query replays or resumes from an offset: e.g. the reader schemas ``load()`` fixed.
+        """
+        return None
+
+    def check_offset_metadata(self, recorded: Any, schema: StructType) -> None:
+        """Raise ``ConnectorError`` if an offset's ``recorded`` metadata does not fit this query."""
+
     def _check_schema(self, schema: StructType) -> None:
         if not self.fixed_schema:
             return
@@ -444,6 +455,8 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         event_time = ds.event_time_options()
         self._cut = EventTimeCut(event_time) if event_time.cut else None
         self._sizing: BacklogSizing | None = None
+        self._metadata: dict[str, Any] | None = None
+        self._checked: set[str] = set()
 
     def __getstate__(self) -> dict[str, Any]:
         return {"_ds": self._ds, "_schema": self._schema}
@@ -462,6 +475,7 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _plan_for(self, start: Mapping[str, Any]) -> _DriverPlan:
         if self._plan is not None and self._last == dumps_canonical(start):
             return self._plan
+        self._check_restored(start)
         if self._plan is not None:
             # Spark asks from another offset than the one last returned: the enumerator is restored
             # from it, but the open planner (its clients, already past first contact) is kept, so a
@@ -476,8 +490,23 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return plan
 
     def _remember(self, offset: dict[str, Any]) -> dict[str, Any]:
+        if "metadata" not in offset:  # this query's own offsets; a restored one keeps what it recorded
+            if self._metadata is None:
+                self._metadata = self._ds.offset_metadata(self._schema) or {}
+            if self._metadata:
+                offset = {**offset, "metadata": self._metadata}
         self._last = dumps_canonical(offset)
         return offset
+
+    def _check_restored(self, offset: Mapping[str, Any]) -> None:
+        """The source's check of an offset's metadata (once per distinct value)."""
+        recorded = offset.get("metadata") if isinstance(offset, Mapping) else None
+        if recorded is None:
+            return  # written by a release without metadata, or a source without any
+        key = dumps_canonical(recorded)
+        if key not in self._checked:
+            self._ds.check_offset_metadata(recorded, self._schema)
+            self._checked.add(key)
 
     # --- Spark API ----------------------------------------------------------------------------
     @override
@@ -586,6 +615,7 @@ class _BridgeStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._new_plan()
         assert self._plan is not None
         plan = self._plan
+        self._check_restored(end)  # a restarted query replaying a batch of its checkpoint
         serializer = plan.source.split_serializer
         s = BridgeOffset.from_json(start, serializer)
         e = BridgeOffset.from_json(end, serializer)

@@ -15,6 +15,10 @@ written, so offsets of queries without a cut are unchanged) adds::
      "cut": {"t": <ms>,                              # the event-time cut T of this batch
              "et": {"<split id>": <ms> | null}}       # each split's event time at ``pos``
 
+Any version may carry ``"metadata"``: what the data source records besides positions
+(``SourceDataSource.offset_metadata``, e.g. the reader schemas fixed at ``load()``), checked by
+``check_offset_metadata`` when a restarted query resumes or replays from the offset.
+
 A split whose ``pos`` is finished stays in the offset that finished it (so ``partitions`` can plan
 its last range) and is dropped from the next one.
 """

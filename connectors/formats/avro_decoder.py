@@ -13,12 +13,18 @@ as raw numbers (their logical types are stripped before decoding, which resoluti
 cast to Spark's units in one vectorized pass. Unions of several non-null branches (Spark's
 ``member0..N`` structs) are the one case that runs Python code per record.
 
-Native Avro->Arrow readers were weighed (background note: polars-avro 0.13, jetliner 0.2 and
-polars' own reader decode ~5M records/s/core versus fastavro's ~0.35M): all three are 0.x, pull
-polars (~40 MB), refuse unions of more than one non-null branch and do no reader-schema
-resolution, so they would need this module anyway as the fallback. They are not used yet: this
-path is a dict per record (fastavro's), the pure fallback, not the native batch decoder the issue
-asks for; docs/formats.md has the measured figures and the plan.
+The fast path (``decode_arrow``) is native: the compiled module's ``AvroBatchDecoder``
+(``native/kafka_reader/src/avro_decode.rs``, the ``arrow-avro`` crate of arrow-rs, Apache-2.0,
+the same release as the Arrow crates the module already links) decodes a whole group of payloads
+straight into an Arrow record batch with the GIL released, resolving the writer schema to the
+reader schema by Avro's rules; its types are then cast to Spark's in one vectorized pass. It is
+used where it is sound: record schemas without unions of several non-null branches (Spark's
+``member<i>`` structs, which arrow-avro gives as Arrow unions). Everything else, and any group it
+refuses (a malformed record, trailing bytes, a schema pair it cannot resolve), goes through the
+fastavro path, which finds the bad records one by one for the parse mode. Chosen over
+polars-avro / jetliner (PyPI): no polars in the dependency tree, writer->reader resolution
+included, and the module is already built for the Kafka reader. ``SPARKFLOW_AVRO_DECODER=python``
+forces the fastavro path (tests, benchmarks).
 
 Threading: a decoder is used by one thread at a time (the emitter's).
 """
@@ -36,7 +42,9 @@ import pyarrow as pa
 
 from connectors.formats.avro_types import AvroSchemaError, avro_arrow_type, union_branches
 
-__all__ = ["AvroDecoder", "strip_time_logical_types"]
+__all__ = ["AvroDecoder", "native_avro_decoder", "strip_time_logical_types"]
+
+_NATIVE_ENV = "SPARKFLOW_AVRO_DECODER"
 
 _STRIPPED = {
     "date",
@@ -60,6 +68,49 @@ def strip_time_logical_types(schema: Any) -> Any:
             out["logicalType"] = schema["logicalType"]
         return out
     return schema
+
+
+def native_avro_decoder() -> Any:
+    """The compiled ``AvroBatchDecoder`` class, or ``None`` (module absent, or forced off)."""
+    if os.environ.get(_NATIVE_ENV, "").lower() == "python":
+        return None
+    try:
+        from sparkflow_kafka_native import AvroBatchDecoder  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return AvroBatchDecoder
+
+
+def _has_multi_branch_union(schema: Any, names: dict[str, Any], seen: set[str]) -> bool:
+    """Whether ``schema`` holds a union of several non-null branches (named types followed once)."""
+    if isinstance(schema, str):
+        target = names.get(schema)
+        if target is None or schema in seen:
+            return False
+        seen.add(schema)
+        return _has_multi_branch_union(target, names, seen)
+    if isinstance(schema, list):
+        return len(union_branches(schema)) > 1 or any(_has_multi_branch_union(b, names, seen) for b in schema)
+    if not isinstance(schema, dict):
+        return False
+    kind = schema.get("type")
+    if isinstance(kind, (dict, list)):
+        return _has_multi_branch_union(kind, names, seen)
+    if kind in ("record", "error"):
+        return any(_has_multi_branch_union(f["type"], names, seen) for f in schema.get("fields", []))
+    if kind == "array":
+        return _has_multi_branch_union(schema["items"], names, seen)
+    if kind == "map":
+        return _has_multi_branch_union(schema["values"], names, seen)
+    return False
+
+
+def _short_names(names: dict[str, Any]) -> dict[str, Any]:
+    """``names`` also keyed by each type's short name (references inside one namespace)."""
+    out = dict(names)
+    for full, schema in names.items():
+        out.setdefault(full.rpartition(".")[2], schema)
+    return out
 
 
 def _branch_kind(schema: Any, names: dict[str, Any]) -> str:
@@ -183,6 +234,58 @@ class AvroDecoder:
             raise AvroSchemaError(f"the reader schema is not a valid Avro schema: {exc}") from None
         self._reader_canonical = json.dumps(strip_time_logical_types(reader), sort_keys=True)
         self._writers: dict[str, tuple[Any, bool]] = {}
+        native = native_avro_decoder()
+        sound = (
+            isinstance(reader, dict)
+            and reader.get("type") in ("record", "error")
+            and not _has_multi_branch_union(reader, _short_names(names), set())
+        )
+        self._native_class = native if sound else None
+        self._native: dict[str, Any] = {}  # writer schema text -> AvroBatchDecoder, or None: refused
+
+    @property
+    def native(self) -> bool:
+        """Whether groups are decoded natively (module present, reader schema in its scope)."""
+        return self._native_class is not None
+
+    def _native_for(self, writer_schema: str) -> Any:
+        if writer_schema not in self._native:
+            stripped = strip_time_logical_types(json.loads(writer_schema))
+            same = json.dumps(stripped, sort_keys=True) == self._reader_canonical
+            try:
+                self._native[writer_schema] = self._native_class(
+                    json.dumps(stripped), None if same else self._reader_canonical
+                )
+            except ValueError:  # arrow-avro cannot resolve this pair: fastavro reads it
+                self._native[writer_schema] = None
+        return self._native[writer_schema]
+
+    def decode_arrow(self, payloads: pa.Array, writer_schema: str) -> pa.Array | None:
+        """The group's payloads (a binary array without nulls) decoded natively, or ``None``.
+
+        ``None``: the native decoder is absent or refused the group (the caller uses
+        ``decode_group``, which isolates bad records). The result is in ``arrow_type``.
+        """
+        if self._native_class is None:
+            return None
+        native = self._native_for(writer_schema)
+        if native is None:
+            return None
+        from sparkflow_kafka_native import AvroBatchError
+
+        try:
+            batches = native.decode(pa.RecordBatch.from_arrays([payloads], names=["datum"]))
+        except AvroBatchError:
+            return None
+        arrays = [b.to_struct_array() for b in batches]
+        if not arrays:
+            return pa.array([], self.arrow_type)
+        try:
+            merged = arrays[0] if len(arrays) == 1 else pa.concat_arrays(arrays)
+            return merged.cast(self._wire_type).cast(self.arrow_type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            self._native[writer_schema] = None  # a type arrow-avro gives differently: fastavro
+            return None
 
     def _writer(self, writer_schema: str) -> tuple[Any, bool]:
         """The parsed writer schema and whether it equals the reader schema."""

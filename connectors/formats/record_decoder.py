@@ -122,39 +122,110 @@ class _PayloadDecoder:
 
     def decode(self, column: pa.Array, locate: Callable[[int], str]) -> tuple[pa.Array, dict[int, str]]:
         """The decoded array (null where the input is null or malformed) and the errors by row."""
+        if isinstance(self.codec, AvroDecoder) and self.codec.native:
+            return self._decode_groups(column, locate)
+        return self._decode_values(column, locate)
+
+    def _groups(self, column: pa.Array, errors: dict[int, str]) -> tuple[dict[int, np.ndarray], pa.Array]:
+        """Row indexes by writer schema id (-1: the inline schema) and the header-less payloads."""
+        if not self.payload.kind.uses_registry:
+            valid = np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            return {-1: np.flatnonzero(valid)}, column
+        valid, well_formed, ids = confluent_header(column)
+        for i in np.flatnonzero(valid & ~well_formed):
+            v = column[int(i)].as_py()
+            errors[int(i)] = (
+                f"the {self.payload.role} is not in the Confluent wire format (magic byte 0, "
+                f"4-byte schema id, payload): {len(v)} bytes starting {v[:5].hex() or 'empty'}"
+            )
+        rows = np.flatnonzero(well_formed)
+        present = ids[rows]
+        groups = {int(k): rows[present == k] for k in np.unique(present)}
+        # an explicit stop: pyarrow 26's binary_slice without one fails on values longer than a few bytes
+        return groups, pc.binary_slice(column, HEADER_BYTES, 2**31 - 1)
+
+    def _writer_for_group(
+        self, schema_id: int, rows: np.ndarray, locate: Callable[[int], str], errors: dict[int, str]
+    ) -> str | None:
+        """The group's writer schema text, or ``None`` with every row's error recorded."""
+        if schema_id == -1:
+            return self.reader.text
+        try:
+            return self._writer_text(schema_id, locate(int(rows[0])))
+        except SchemaNotFoundError as exc:
+            for i in rows:
+                errors[int(i)] = f"unknown {self.payload.role} schema id {schema_id}: {exc}"
+            return None
+
+    def _record_errors(self, schema_id: int, rows: Any, decoded: list[Any], errors: dict[int, str]) -> None:
+        """Errors of the records ``decode_group`` refused (their values set to ``None``)."""
+        role = self.payload.role
+        label = f"schema id {schema_id}" if schema_id != -1 else "the inline schema"
+        for k, (i, d) in enumerate(zip(rows, decoded, strict=True)):
+            if isinstance(d, Exception):
+                if is_resolution_error(d) or isinstance(d, MessageMismatchError):
+                    errors[int(i)] = (
+                        f"{role} {label} cannot be read with the reader schema: {describe_error(d)}"
+                    )
+                else:
+                    errors[int(i)] = f"malformed {self._language} {role} ({label}): {describe_error(d)}"
+                decoded[k] = None
+
+    def _decode_groups(
+        self, column: pa.Array, locate: Callable[[int], str]
+    ) -> tuple[pa.Array, dict[int, str]]:
+        """Avro: each writer schema's group decoded natively into Arrow (fastavro where refused)."""
+        assert isinstance(self.codec, AvroDecoder)
+        n = len(column)
+        errors: dict[int, str] = {}
+        groups, bodies = self._groups(column, errors)
+        pieces: list[pa.Array] = []
+        where = np.full(n, -1, dtype=np.int64)  # row -> index in the concatenated pieces
+        done = 0
+        for schema_id, rows in groups.items():
+            writer = self._writer_for_group(schema_id, rows, locate, errors)
+            if writer is None:
+                continue
+            whole = len(rows) == n
+            group = bodies if whole else bodies.take(pa.array(rows))
+            arr = self.codec.decode_arrow(group, writer)
+            if arr is None:  # refused by the native decoder: fastavro, record by record
+                try:
+                    decoded = self.codec.decode_group(group.to_pylist(), writer)
+                except Exception as exc:  # noqa: BLE001 - a writer schema the reader cannot resolve
+                    for i in rows:
+                        errors[int(i)] = (
+                            f"{self.payload.role} schema id {schema_id} cannot be read with the reader "
+                            f"schema: {describe_error(exc)}"
+                        )
+                    continue
+                self._record_errors(schema_id, rows, decoded, errors)
+                arr = self.codec.to_arrow(decoded)
+            if whole and not errors:
+                return arr, errors
+            where[rows] = np.arange(done, done + len(rows))
+            done += len(rows)
+            pieces.append(arr)
+        if not pieces:
+            return pa.nulls(n, self.codec.arrow_type), errors
+        merged = pieces[0] if len(pieces) == 1 else pa.concat_arrays(pieces)
+        return merged.take(pa.array(where, mask=where < 0)), errors
+
+    def _decode_values(
+        self, column: pa.Array, locate: Callable[[int], str]
+    ) -> tuple[pa.Array, dict[int, str]]:
+        """JSON, and Avro without the native decoder: a value per record, then one Arrow array."""
         n = len(column)
         values: list[Any] = [None] * n
         errors: dict[int, str] = {}
-        raw = column.to_pylist()
-        role = self.payload.role
-        if not self.payload.kind.uses_registry:
-            rows = [i for i in range(n) if raw[i] is not None]
-            groups = {-1: rows}
-            bodies = raw
-        else:
-            valid, well_formed, ids = confluent_header(column)
-            for i in np.flatnonzero(valid & ~well_formed):
-                v = raw[i]
-                errors[int(i)] = (
-                    f"the {role} is not in the Confluent wire format (magic byte 0, 4-byte schema id, "
-                    f"payload): {len(v)} bytes starting {v[:5].hex() or 'empty'}"
-                )
-            groups = {}
-            for i in np.flatnonzero(well_formed):
-                groups.setdefault(int(ids[i]), []).append(int(i))
-            bodies = [None if v is None else v[HEADER_BYTES:] for v in raw]
+        groups, bodies = self._groups(column, errors)
+        raw = bodies.to_pylist()
         for schema_id, rows in groups.items():
-            if schema_id == -1:
-                writer = self.reader.text
-            else:
-                try:
-                    writer = self._writer_text(schema_id, locate(rows[0]))
-                except SchemaNotFoundError as exc:
-                    for i in rows:
-                        errors[i] = f"unknown {role} schema id {schema_id}: {exc}"
-                    continue
+            writer = self._writer_for_group(schema_id, rows, locate, errors)
+            if writer is None:
+                continue
             try:
-                group = [bodies[i] for i in rows]
+                group = [raw[i] for i in rows]
                 if isinstance(self.codec, ProtobufDecoder):
                     decoded = self.codec.decode_group(
                         group, writer, self._writer_references.get(schema_id, ())
@@ -163,29 +234,21 @@ class _PayloadDecoder:
                     decoded = self.codec.decode_group(group, writer)
             except Exception as exc:  # noqa: BLE001 - a writer schema the reader cannot resolve
                 for i in rows:
-                    errors[i] = (
-                        f"{role} schema id {schema_id} cannot be read with the reader schema: "
+                    errors[int(i)] = (
+                        f"{self.payload.role} schema id {schema_id} cannot be read with the reader schema: "
                         f"{describe_error(exc)}"
                     )
                 continue
+            self._record_errors(schema_id, rows, decoded, errors)
             for i, d in zip(rows, decoded, strict=True):
-                if isinstance(d, Exception):
-                    label = f"schema id {schema_id}" if schema_id != -1 else "the inline schema"
-                    if is_resolution_error(d) or isinstance(d, MessageMismatchError):
-                        errors[i] = (
-                            f"{role} {label} cannot be read with the reader schema: {describe_error(d)}"
-                        )
-                    else:
-                        errors[i] = f"malformed {self._language} {role} ({label}): {describe_error(d)}"
-                else:
-                    values[i] = d
+                values[int(i)] = d
         try:
             return self.codec.to_arrow(values), errors
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
             if not isinstance(self.codec, JsonDecoder):
                 raise
         for i, reason in self.codec.bad_values(values).items():  # JSON values of the wrong type
-            errors[i] = f"{role} does not fit the JSON Schema: {reason}"
+            errors[i] = f"{self.payload.role} does not fit the JSON Schema: {reason}"
             values[i] = None
         return self.codec.to_arrow(values), errors
 

@@ -23,7 +23,12 @@ from connector_base.spark.event_time_options import EventTimeOptions
 from connector_base.spark.filters import ColumnFilter, FilterSupport
 from connectors._extras import require_extra
 from connectors.formats.format_options import RecordFormatOptions
-from connectors.formats.spark_schema import decoded_schema, decoder_for, pinned_schema
+from connectors.formats.spark_schema import (
+    ReaderSchemasInOffsets,
+    decoded_schema,
+    decoder_for,
+    pinned_schema,
+)
 from connectors.formats.writer_schemas import resolve_writer_schemas
 from connectors.kafka.event_time import KAFKA_EVENT_TIME_COLUMN
 from connectors.kafka.filter_pushdown import kafka_filter_support
@@ -57,7 +62,7 @@ def kafka_schema(include_headers: bool) -> StructType:
     return StructType(fields)
 
 
-class KafkaDataSource(SourceDataSource):
+class KafkaDataSource(ReaderSchemasInOffsets, SourceDataSource):
     """``spark.read`` / ``readStream`` / ``write`` / ``writeStream`` ``.format("kafka-unified")``."""
 
     fixed_schema = True

@@ -16,7 +16,12 @@ from connector_base.spark.bridge import _BridgeBatchReader, to_arrow_schema
 from connector_base.spark.event_time_options import EventTimeOptions
 from connectors._extras import require_extra
 from connectors.formats.format_options import RecordFormatOptions
-from connectors.formats.spark_schema import decoded_schema, decoder_for, pinned_schema
+from connectors.formats.spark_schema import (
+    ReaderSchemasInOffsets,
+    decoded_schema,
+    decoder_for,
+    pinned_schema,
+)
 from connectors.formats.writer_schemas import resolve_writer_schemas
 from connectors.pravega.controller_client import CLIENT_MODULES
 from connectors.pravega.event_time import (
@@ -47,7 +52,7 @@ PRAVEGA_SCHEMA = StructType(
 )
 
 
-class PravegaDataSource(SourceDataSource):
+class PravegaDataSource(ReaderSchemasInOffsets, SourceDataSource):
     """``spark.read`` / ``readStream`` / ``write`` / ``writeStream`` ``.format("pravega")``."""
 
     fixed_schema = True

@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from connectors.formats.avro_decoder import AvroDecoder
+from connectors.formats.avro_decoder import AvroDecoder, native_avro_decoder
 from integration_tests.connectors.formats.from_avro_oracle import run_oracle
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(600)]
@@ -145,16 +145,47 @@ def _spark_type(arrow: pa.DataType) -> str:
     return from_arrow_type(arrow, prefer_timestamp_ntz=True).simpleString()
 
 
+MULTI_BRANCH = ("int_long", "float_double", "multi")
+# Inner was defined inside "multi"
+INNER = {"type": "record", "name": "Inner", "fields": [{"name": "x", "type": "int"}]}
+NATIVE_TYPES = {
+    **EVERY_TYPE,
+    "fields": [
+        {"name": "m", "type": {"type": "map", "values": INNER}} if f["name"] == "m" else f
+        for f in EVERY_TYPE["fields"]
+        if f["name"] not in MULTI_BRANCH
+    ],
+}
+"""What the native decoder takes: every type but unions of several non-null branches."""
+
+
 def test_every_avro_type_matches_spark_from_avro() -> None:
     rows = [_row(k) for k in range(8)]
     payloads = _payloads(EVERY_TYPE, rows)
-    ((spark_type, spark_table),) = _oracle([{"schema": EVERY_TYPE, "payloads": [p.hex() for p in payloads]}])
-    spark_col = spark_table.column("v").combine_chunks()
+    native_rows = [{k: v for k, v in r.items() if k not in MULTI_BRANCH} for r in rows]
+    native_payloads = _payloads(NATIVE_TYPES, native_rows)
+    (spark_type, spark_table), (native_spark_type, native_spark_table) = _oracle(
+        [
+            {"schema": EVERY_TYPE, "payloads": [p.hex() for p in payloads]},
+            {"schema": NATIVE_TYPES, "payloads": [p.hex() for p in native_payloads]},
+        ]
+    )
 
-    decoder = AvroDecoder(json.dumps(EVERY_TYPE))
+    decoder = AvroDecoder(json.dumps(EVERY_TYPE))  # the fastavro path (multi-branch unions)
     ours = decoder.to_arrow(decoder.decode_group(payloads, json.dumps(EVERY_TYPE)))
+    _assert_same(ours, spark_type, spark_table, EVERY_TYPE)
 
+    decoder = AvroDecoder(json.dumps(NATIVE_TYPES))  # the fastavro path, then the native one
+    ours = decoder.to_arrow(decoder.decode_group(native_payloads, json.dumps(NATIVE_TYPES)))
+    _assert_same(ours, native_spark_type, native_spark_table, NATIVE_TYPES)
+    native = decoder.decode_arrow(pa.array(native_payloads, pa.binary()), json.dumps(NATIVE_TYPES))
+    if native_avro_decoder() is not None:  # the compiled module is built by make test
+        assert decoder.native and native is not None
+        _assert_same(native, native_spark_type, native_spark_table, NATIVE_TYPES)
+
+
+def _assert_same(ours: pa.Array, spark_type: str, spark_table: pa.Table, schema: dict[str, Any]) -> None:
     assert _spark_type(ours.type) == spark_type
-    ours_rows, spark_rows = ours.to_pylist(), spark_col.to_pylist()
-    for name in [f["name"] for f in EVERY_TYPE["fields"]]:
+    ours_rows, spark_rows = ours.to_pylist(), spark_table.column("v").combine_chunks().to_pylist()
+    for name in [f["name"] for f in schema["fields"]]:
         assert [r[name] for r in ours_rows] == [r[name] for r in spark_rows], name

@@ -11,10 +11,12 @@ import datetime
 import decimal
 import json
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from connector_base.testing.driver_process import DriverProcess, log_entries
 from integration_tests.connectors.kafka.helpers import memory_query, reader, stream
 from sparkflow_testing.kafka.broker import KafkaBroker
 from sparkflow_testing.registry.apicurio import SchemaRegistryServer
@@ -47,6 +49,14 @@ ORDER_V2 = {
     **ORDER_V1,
     "fields": [*ORDER_V1["fields"], {"name": "channel", "type": "string", "default": "web"}],
 }
+ORDER_V3 = {  # other columns than v1: "customer" gone, "channel" new
+    **ORDER_V1,
+    "fields": [
+        *(f for f in ORDER_V1["fields"] if f["name"] != "customer"),
+        {"name": "channel", "type": "string", "default": "web"},
+    ],
+}
+KILL_DRIVER = Path(__file__).resolve().parents[2] / "connector_base" / "kill_driver.py"
 KEY_SCHEMA = {
     "type": "record",
     "name": "OrderKey",
@@ -528,3 +538,66 @@ def test_schema_evolution_mode_fail_stops_the_query_and_a_restart_reads_new_fiel
         assert [(r["id"], r["channel"]) for r in rows] == [(0, "web"), (1, "web"), (2, "web"), (3, "app")]
     finally:
         query.stop()
+
+
+@pytest.mark.timeout(900)
+def test_restart_from_the_checkpoint_decodes_with_the_checkpoints_reader_schema(
+    spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer, tmp_path: Path
+) -> None:
+    """Killed mid-stream, a new version with other columns registered, restarted on the checkpoint."""
+    topic = reference_broker.create_topic(1)
+    reference_broker.produce(
+        topic, _serialize(schema_registry, topic, ORDER_V1, [_order(i) for i in range(20)])
+    )
+    v1_id = schema_registry.client().get_latest_version(f"{topic}-value").schema_id
+    out, chk = tmp_path / "out", tmp_path / "chk"
+    options = {
+        "kafka.bootstrap.servers": reference_broker.bootstrap,
+        "subscribe": topic,
+        "startingOffsets": "earliest",
+        "maxOffsetsPerTrigger": "4",
+        "valueFormat": "avro-confluent",
+        "schemaRegistry.url": schema_registry.url,
+    }
+    driver = DriverProcess(
+        KILL_DRIVER, ["kafka-unified", str(chk), str(out), json.dumps(options), "--trigger-ms", "100"]
+    )
+    try:
+        driver.wait_for(lambda: log_entries(chk / "commits") >= 2)
+    finally:
+        driver.kill()  # SIGKILL: driver, JVM and workers, mid-stream
+    first_run = spark.read.parquet(str(out))
+    columns, first_rows = first_run.columns, first_run.collect()
+    assert "customer" in columns and "channel" not in columns and first_rows
+
+    v3 = [{k: v for k, v in _order(i).items() if k != "customer"} | {"channel": "app"} for i in range(20, 26)]
+    reference_broker.produce(topic, _serialize(schema_registry, topic, ORDER_V3, v3))
+    v3_id = schema_registry.client().get_latest_version(f"{topic}-value").schema_id
+    assert v3_id != v1_id
+
+    # restarted as it was: its load() fixed the new latest version, which the checkpoint never used
+    df = spark.readStream.format("kafka-unified").options(**options).load()
+    assert "channel" in df.columns
+    query = (
+        df.writeStream.format("parquet").option("path", str(out)).option("checkpointLocation", str(chk))
+        .trigger(availableNow=True).start()
+    )  # fmt: skip
+    with pytest.raises(
+        Exception, match=rf"(?s)reader schema id {v1_id} .*fixed id {v3_id}.*valueSchemaId={v1_id}"
+    ):
+        query.awaitTermination(300)
+    assert len(spark.read.parquet(str(out)).collect()) == len(first_rows)  # nothing read
+
+    # restarted with the checkpoint's reader schema pinned: the replay and the rest decode as before
+    pinned = DriverProcess(
+        KILL_DRIVER,
+        ["kafka-unified", str(chk), str(out), json.dumps({**options, "valueSchemaId": str(v1_id)})],
+    )
+    assert pinned.finish(600), "the pinned restart failed"
+    after = spark.read.parquet(str(out))
+    rows = sorted(after.collect(), key=lambda r: r["id"])
+    assert after.columns == columns
+    assert [r["id"] for r in rows] == list(range(26))  # nothing lost or read twice
+    assert {r["id"]: r for r in rows} | {r["id"]: r for r in first_rows} == {r["id"]: r for r in rows}
+    assert [r["customer"] for r in rows[20:]] == [None] * 6  # v3 records resolved to v1: its default
+    assert [r["customer"] for r in rows[:20]] == [_order(i)["customer"] for i in range(20)]

@@ -28,6 +28,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 use rdkafka_sys::bindings as rd;
 
+mod avro_decode;
 mod conf;
 mod producer;
 
@@ -615,5 +616,6 @@ fn sparkflow_kafka_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<producer::NativeProducer>()?;
     m.add_function(wrap_pyfunction!(librdkafka_version, m)?)?;
     m.add("NativeKafkaError", m.py().get_type::<NativeKafkaError>())?;
+    avro_decode::register(m)?;
     Ok(())
 }
