@@ -257,7 +257,8 @@ class PayloadFormat:
             raise InvalidOptionError(
                 f"{role}Validate",
                 opts[f"{role}validate"],
-                f"not set with {role}Format={kind.value}: only JSON Schema formats (json-confluent, json) validate",
+                f"not set with {role}Format={kind.value}: "
+                "only JSON Schema formats (json-confluent, json) validate",
             )
         subject = opts.get(f"{role}subject")
         if subject is not None and not subject.strip():

@@ -131,8 +131,9 @@ def json_validator(schema_text: str) -> Callable[[Any], None]:
             return
         error = best_match(validator.iter_errors(value))
         assert error is not None
+        where = json_pointer(list(error.absolute_path)) or "(the root)"
         raise JsonSchemaValidationError(
-            f"does not validate against its JSON Schema at {json_pointer(list(error.absolute_path)) or '(the root)'} "
+            f"does not validate against its JSON Schema at {where} "
             f"(keyword {error.validator!r}): {error.message[:200]}"
         )
 

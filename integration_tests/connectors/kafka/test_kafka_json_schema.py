@@ -151,7 +151,9 @@ def test_json_confluent_validates_against_the_writer_schema(
         rows_df.selectExpr("struct(id, customer) as value")
         .write.format("kafka-unified")
         .option("kafka.bootstrap.servers", reference_broker.bootstrap)
-        .options(topic=dst, valueFormat="json-confluent", valueSchemaId=str(int.from_bytes(header[1:], "big")))
+        .options(
+            topic=dst, valueFormat="json-confluent", valueSchemaId=str(int.from_bytes(header[1:], "big"))
+        )
         .option("schemaRegistry.url", schema_registry.url)
         .mode("append")
     )

@@ -7,8 +7,8 @@ import json
 import pyarrow as pa
 import pytest
 
-from connectors.formats.avro_types import AvroSchemaError
 from connector_base import ConnectorError, InvalidOptionError, MalformedRecordError
+from connectors.formats.avro_types import AvroSchemaError
 from connectors.formats.format_options import RecordFormatOptions
 from connectors.formats.json_decoder import JsonDecoder, JsonSchemaValidationError, json_schema_arrow_type
 from connectors.formats.json_encoder import JsonEncoder
@@ -84,7 +84,9 @@ def test_records_are_validated_against_the_writer_schema_naming_the_pointer() ->
     assert out[0] == {"id": 1, "tags": ["ab"]}
     assert all(isinstance(e, JsonSchemaValidationError) for e in out[1:])
     assert "at /tags/1 (keyword 'maxLength')" in str(out[1])
-    assert "at (the root) (keyword 'required')" in str(out[2]) and "'id' is a required property" in str(out[2])
+    assert "at (the root) (keyword 'required')" in str(out[2]) and "'id' is a required property" in str(
+        out[2]
+    )
     assert "at /id (keyword 'minimum')" in str(out[3])
     assert "at /a~1b (keyword 'type')" in str(out[4])  # RFC 6901 escaping
     # the same records pass unvalidated (validate=false): only the reader's types matter then
@@ -108,13 +110,17 @@ def test_parse_modes_apply_to_records_that_do_not_validate() -> None:
         opts = RecordFormatOptions.parse({"valueFormat": "json", "valueSchema": text, **options})
         return RecordDecoder(opts, {"value": ReaderSchema("value", text)})
 
-    with pytest.raises(MalformedRecordError, match=r"offset 1: malformed JSON value .*at /id \(keyword 'minimum'\)"):
+    with pytest.raises(
+        MalformedRecordError, match=r"offset 1: malformed JSON value .*at /id \(keyword 'minimum'\)"
+    ):
         decoder().decode(batch, lambda i: f"offset {i}")
     out, _ = decoder(mode="PERMISSIVE").decode(batch, lambda i: f"offset {i}")
     assert out.column("id").to_pylist() == [1, None, 2]
     assert "at /id" in out.column("_corrupt_record").to_pylist()[1]
     out, keep = decoder(mode="DROPMALFORMED").decode(batch, lambda i: f"offset {i}")
-    assert out.column("id").to_pylist() == [1, 2] and keep is not None and keep.tolist() == [True, False, True]
+    assert (
+        out.column("id").to_pylist() == [1, 2] and keep is not None and keep.tolist() == [True, False, True]
+    )
     out, _ = decoder(valueValidate="false").decode(batch, lambda i: f"offset {i}")
     assert out.column("id").to_pylist() == [1, -5, 2]
 
