@@ -101,7 +101,9 @@ class Layout(Enum):
     STRUCT = "struct"
 
 
-_PER_PAYLOAD = ("format", "subject", "schema", "schemaid", "schemaversion", "recordname", "layout")
+_PER_PAYLOAD = (
+    "format", "subject", "schema", "schemaid", "schemaversion", "recordname", "layout", "validate",
+)  # fmt: skip
 FORMAT_OPTION_NAMES = frozenset(
     {f"{p}{s}" for p in ("key", "value") for s in _PER_PAYLOAD}
     | {
@@ -157,6 +159,8 @@ class PayloadFormat:
     schema_id: int | None = None
     schema_version: int | None = None
     layout: Layout = Layout.COLUMNS
+    validate: bool = True
+    """JSON Schema: validate each record against its writer schema (``<p>Validate``, Confluent's default)."""
 
     @property
     def decoded(self) -> bool:
@@ -246,6 +250,16 @@ class PayloadFormat:
                 record,
                 "a record's (Protobuf: message's) full name such as com.example.Order",
             )
+        validate = opts.get(f"{role}validate", "true").strip().lower()
+        if validate not in ("true", "false"):
+            raise InvalidOptionError(f"{role}Validate", validate, "true or false")
+        if f"{role}validate" in opts and kind is not FormatKind.BINARY and kind.schema_type != "JSON":
+            raise InvalidOptionError(
+                f"{role}Validate",
+                opts[f"{role}validate"],
+                f"not set with {role}Format={kind.value}: "
+                "only JSON Schema formats (json-confluent, json) validate",
+            )
         subject = opts.get(f"{role}subject")
         if subject is not None and not subject.strip():
             raise InvalidOptionError(f"{role}Subject", subject, "a non-empty subject name")
@@ -258,6 +272,7 @@ class PayloadFormat:
             schema_id=schema_id,
             schema_version=version,
             layout=layout,
+            validate=validate == "true",
         )
 
 

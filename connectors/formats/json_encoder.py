@@ -2,7 +2,10 @@
 
 The sink's side of ``json-confluent`` / ``json``: each non-null value becomes the JSON text of the
 row (maps as objects, timestamps and dates in ISO 8601, decimals as numbers), after the 5-byte
-header when the schema has a registry id. Records are not validated against the JSON Schema.
+header when the schema has a registry id. Each row's JSON is validated against the schema first
+(``<p>Validate``, default ``true`` as in Confluent's ``JSONSerializer``, same validator as the
+reader's: ``json_decoder.json_validator``); a row that does not validate fails the write naming
+the row, the column and the JSON pointer.
 
 Threading: one encoder per writer task.
 """
@@ -16,6 +19,9 @@ import struct
 from typing import Any
 
 import pyarrow as pa
+
+from connector_base import ConnectorError
+from connectors.formats.json_decoder import JsonSchemaValidationError, json_validator
 
 __all__ = ["JsonEncoder"]
 
@@ -45,15 +51,26 @@ def _maps_as_objects(value: Any, typ: pa.DataType) -> Any:
 class JsonEncoder:
     """Encodes values as JSON (``schema_id``: with the Confluent header)."""
 
-    def __init__(self, schema_text: str, schema_id: int | None) -> None:
+    def __init__(self, schema_text: str, schema_id: int | None, validate: bool = True) -> None:
         self._header = b"" if schema_id is None else struct.pack(">bI", 0, schema_id)
+        self._check = json_validator(schema_text) if validate else None
 
     def encode(self, column: pa.Array, what: str) -> list[bytes | None]:
         """The payload of each value (``None`` for null values)."""
-        typ = column.type
-        return [
-            None
-            if v is None
-            else self._header + json.dumps(_maps_as_objects(v, typ), default=_plain).encode()
-            for v in column.to_pylist()
-        ]
+        typ, check = column.type, self._check
+        out: list[bytes | None] = []
+        for i, v in enumerate(column.to_pylist()):
+            if v is None:
+                out.append(None)
+                continue
+            text = json.dumps(_maps_as_objects(v, typ), default=_plain)
+            if check is not None:
+                try:
+                    check(json.loads(text))
+                except JsonSchemaValidationError as exc:
+                    raise ConnectorError(
+                        f"row {i} of the batch: its {what} {exc} (set {what}Validate=false "
+                        "to write it unchecked)"
+                    ) from None
+            out.append(self._header + text.encode())
+        return out

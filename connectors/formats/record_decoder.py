@@ -78,7 +78,7 @@ class _PayloadDecoder:
         if payload.kind.schema_type == "PROTOBUF":
             self.codec = ProtobufDecoder(reader.text, payload.record_name, reader.references)
         elif payload.kind.schema_type == "JSON":
-            self.codec = JsonDecoder(reader.text)
+            self.codec = JsonDecoder(reader.text, payload.validate)
         else:
             self.codec = AvroDecoder(reader.text)
         self._registry = RegistryClient.for_options(options.registry) if options.registry else None

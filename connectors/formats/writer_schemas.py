@@ -33,6 +33,8 @@ class WriterSchema:
     message_name: str | None = None
     """Protobuf: the message written (``<p>RecordName``), else the schema's first."""
     references: tuple[tuple[str, str], ...] = ()
+    validate: bool = True
+    """JSON Schema: rows are validated before they are written (``<p>Validate``)."""
     """Protobuf: the schemas it imports (name, text), dependencies first."""
 
 
@@ -44,7 +46,7 @@ def writer_encoder(schema: WriterSchema) -> PayloadEncoder:
     if schema.schema_type == "PROTOBUF":
         return ProtobufEncoder(schema.text, schema.schema_id, schema.message_name, schema.references)
     if schema.schema_type == "JSON":
-        return JsonEncoder(schema.text, schema.schema_id)
+        return JsonEncoder(schema.text, schema.schema_id, schema.validate)
     return AvroEncoder(schema.text, schema.schema_id)
 
 
@@ -99,4 +101,7 @@ def _with_protobuf(
 
 def resolve_writer_schemas(options: RecordFormatOptions, topic: str | None) -> dict[str, WriterSchema]:
     """The writer schema of each encoded payload (``topic``: the sink's ``topic`` option)."""
-    return {p.role: _with_protobuf(_resolve(p, options, topic), p, options) for p in options.payloads}
+    return {
+        p.role: replace(_with_protobuf(_resolve(p, options, topic), p, options), validate=p.validate)
+        for p in options.payloads
+    }

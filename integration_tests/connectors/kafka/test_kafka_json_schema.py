@@ -111,6 +111,57 @@ def test_json_confluent_both_ways(
     assert sorted(out, key=lambda r: r["id"]) == want
 
 
+def test_json_confluent_validates_against_the_writer_schema(
+    spark: Any, reference_broker: KafkaBroker, schema_registry: SchemaRegistryServer
+) -> None:
+    """Records that confluent-kafka's validating JSONDeserializer refuses are malformed here too."""
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError
+
+    src, dst = reference_broker.create_topic(1), reference_broker.create_topic(1)
+    good = _serialize(schema_registry, src, [_order(0), _order(1)])
+    header = good[0][:5]  # the writer schema's id, as the serializer wrote it
+    bad = header + json.dumps({"customer": "no id"}).encode()  # 'id' is required by the writer schema
+    reference_broker.produce(src, [good[0], bad, good[1]])
+    de = JSONDeserializer(json.dumps(ORDER), schema_registry_client=schema_registry.client())
+    with pytest.raises(SerializationError, match="required"):  # the oracle refuses it too
+        de(bad, SerializationContext(src, MessageField.VALUE))
+    base = reader(
+        spark, reference_broker, subscribe=src, valueFormat="json-confluent",
+        **{"schemaRegistry.url": schema_registry.url},
+    )  # fmt: skip
+    with pytest.raises(
+        Exception,
+        match=rf"topic '{src}', partition 0, offset 1: malformed JSON value \(schema id \d+\): "
+        r"JsonSchemaValidationError: does not validate against its JSON Schema at \(the root\) "
+        r"\(keyword 'required'\): 'id' is a required property",
+    ):
+        base.load().collect()
+    rows = sorted(base.option("mode", "PERMISSIVE").load().collect(), key=lambda r: r["offset"])
+    assert [r["id"] for r in rows] == [0, None, 1]
+    assert rows[1]["customer"] is None and "'id' is a required property" in rows[1]["_corrupt_record"]
+    kept = base.option("mode", "DROPMALFORMED").load().collect()
+    assert sorted(r["id"] for r in kept) == [0, 1]
+    unchecked = sorted(base.option("valueValidate", "false").load().collect(), key=lambda r: r["offset"])
+    assert [(r["id"], r["customer"]) for r in unchecked] == [(0, "c0"), (None, "no id"), (1, None)]
+
+    # the sink validates rows against the subject's schema before writing (amount must be a number)
+    rows_df = spark.createDataFrame([(1, "ok"), (None, "missing id")], "id bigint, customer string")
+    write = (
+        rows_df.selectExpr("struct(id, customer) as value")
+        .write.format("kafka-unified")
+        .option("kafka.bootstrap.servers", reference_broker.bootstrap)
+        .options(
+            topic=dst, valueFormat="json-confluent", valueSchemaId=str(int.from_bytes(header[1:], "big"))
+        )
+        .option("schemaRegistry.url", schema_registry.url)
+        .mode("append")
+    )
+    with pytest.raises(Exception, match=r"row \d+ of the batch: its value does not validate against its JSON "
+                       r"Schema at /id \(keyword 'type'\).*valueValidate=false"):  # fmt: skip
+        write.save()
+
+
 def test_plain_json_with_inline_schema_and_type_mismatch(spark: Any, reference_broker: KafkaBroker) -> None:
     topic = reference_broker.create_topic(1)
     reference_broker.produce(
@@ -118,8 +169,14 @@ def test_plain_json_with_inline_schema_and_type_mismatch(spark: Any, reference_b
     )
     base = reader(spark, reference_broker, subscribe=topic, valueFormat="json", valueSchema=json.dumps(ORDER))
     with pytest.raises(
-        Exception, match=rf"topic '{topic}', partition 0, offset 1: value does not fit the JSON Schema"
+        Exception,
+        match=rf"topic '{topic}', partition 0, offset 1: malformed JSON value \(the inline schema\): "
+        r"JsonSchemaValidationError: does not validate against its JSON Schema at /id \(keyword 'type'\)",
     ):
         base.load().collect()
+    with pytest.raises(  # unvalidated, the same record still does not fit the column's type
+        Exception, match=rf"topic '{topic}', partition 0, offset 1: value does not fit the JSON Schema"
+    ):
+        base.option("valueValidate", "false").load().collect()
     rows = sorted(base.option("mode", "PERMISSIVE").load().collect(), key=lambda r: r["offset"])
     assert [r["id"] for r in rows] == [0, None, 2] and rows[1]["_corrupt_record"] is not None
