@@ -3,7 +3,7 @@
 The ``sparkflow-kafka-native`` wheel (built from ``native/kafka_reader``, ``src/producer.rs``) holds a
 librdkafka producer whose ``produce`` takes each Arrow batch Spark hands the writer and calls
 ``rd_kafka_produceva`` for every row with the GIL released; delivery reports are counted there. What
-the write means stays here and in ``sink.py``, shared with the confluent-kafka path: the same
+the write means is shared with the confluent-kafka path (``python_sink.py``): the same
 producer settings (``KafkaSinkOptions.producer_config``: the translated client settings, SASL/SSL
 included), ``keyFormat``/``valueFormat`` encoding, the same unrecoverable client errors
 (``ConnectErrorWatch``), and the same flush (``wait_for_deliveries``): the task reports its rows
@@ -19,9 +19,10 @@ import pyarrow as pa
 from connector_base import ConnectorError
 from connectors.formats.writer_schemas import PayloadEncoder, writer_encoder
 from connectors.kafka.client_errors import ConnectErrorWatch
+from connectors.kafka.deliveries import wait_for_deliveries
 from connectors.kafka.native_split_reader import config_value
 from connectors.kafka.reader_choice import INSTALL_HINT, NATIVE_MODULE, native_module
-from connectors.kafka.sink import KafkaSinkOptions, wait_for_deliveries
+from connectors.kafka.sink_options import KafkaSinkOptions
 
 __all__ = ["produce_batches_native"]
 
