@@ -93,6 +93,10 @@ class HybridSplitPlanner(SplitPlanner[HybridSourceSplit]):
         return self._planner(split.stage).cut(split.split, start, end, max_records, max_bytes)
 
     @override
+    def smallest_cut(self, split: HybridSourceSplit, start: Position, end: Position) -> Position:
+        return self._planner(split.stage).smallest_cut(split.split, start, end)
+
+    @override
     def is_finished(self, split: HybridSourceSplit, position: Position) -> bool:
         state = self._source.driver_state
         if split.split_id in state.held:  # asked about it: it is in a logged offset now

@@ -127,6 +127,16 @@ class SplitPlanner(ABC, Generic[SplitT]):
             return start
         return end
 
+    def smallest_cut(self, split: SplitT, start: Position, end: Position) -> Position:
+        """The end of the smallest piece of ``[start, end)`` this planner can admit on its own.
+
+        One record, one line, one row group: what a split gets in a micro-batch whose byte share
+        was too small for any of it, so a small split is never starved while large ones drain (as
+        Spark rounds a record share below one up to one). ``start`` (the default) when the range
+        cannot be cut: it waits until its share holds all of it.
+        """
+        return start
+
     @abstractmethod
     def is_finished(self, split: SplitT, position: Position) -> bool:
         """Whether the split has nothing more to read at ``position``, ever."""

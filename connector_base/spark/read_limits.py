@@ -21,8 +21,10 @@ def admit(
 
     Record and byte maxima are spread over splits in proportion to their backlog. Records use Spark's
     Kafka source's arithmetic for ``maxOffsetsPerTrigger`` exactly (``_spark_share``: no split with a
-    backlog gets nothing); bytes are cut to sum to the maximum. ``max_files`` admits whole splits in order.
-    Some progress is always made when data is available.
+    backlog gets nothing); bytes are cut to sum to the maximum, and the same never-starve rule holds:
+    a split whose byte share admits none of it gets its smallest unit (``SplitPlanner.smallest_cut``:
+    one record, line or row group), so a batch may exceed the byte maximum by one unit per split.
+    ``max_files`` admits whole splits in order. Some progress is always made when data is available.
     """
     ends = {sid: end for sid, (_split, _start, end) in ranges.items()}
     if limits is None or limits.is_unlimited:
@@ -45,6 +47,8 @@ def admit(
         max_r = quotas_records.get(sid) if limits.max_records is not None else None
         max_b = quotas_bytes.get(sid) if limits.max_bytes is not None else None
         cut = end if max_r is None and max_b is None else planner.cut(split, start, end, max_r, max_b)
+        if cut == start and max_b is not None and (max_r is None or max_r > 0):
+            cut = planner.smallest_cut(split, start, end)  # a byte share below one unit: never starve
         result[sid] = cut
         progressed = progressed or cut != start
     if pending and not progressed:

@@ -222,6 +222,12 @@ class FilePlanner(SplitPlanner[FileSourceSplit]):
                 return min(e, s + (max(1, int(max_bytes // per)) if per else e - s))
 
     @override
+    def smallest_cut(self, split: FileSourceSplit, start: Position, end: Position) -> Position:
+        # one line (the line starting at the admitted byte is read whole), one row group; a
+        # compressed file only whole: it waits until its share covers it (or nothing else can progress)
+        return self.cut(split, start, end, None, 1)
+
+    @override
     def is_finished(self, split: FileSourceSplit, position: Position) -> bool:
         return int(position) >= split.end
 

@@ -242,6 +242,10 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
             upto = min(upto, s + int(max_bytes // max(per, 1.0)))
         return max(s, upto)
 
+    @override
+    def smallest_cut(self, split: KafkaPartitionSplit, start: Position, end: Position) -> Position:
+        return min(int(end), int(start) + 1)  # one record
+
     def time_lag_ms(
         self, ranges: Mapping[str, tuple[KafkaPartitionSplit, Position, Position]], probes_ms: Sequence[int]
     ) -> dict[str, int | None]:

@@ -124,6 +124,10 @@ class SequencePlanner(SplitPlanner[SequenceSplit]):
         return int(end) if max_records is None else min(int(end), int(start) + max_records)
 
     @override
+    def smallest_cut(self, split: SequenceSplit, start: Position, end: Position) -> Position:
+        return min(int(end), int(start) + 1)
+
+    @override
     def is_finished(self, split: SequenceSplit, position: Position) -> bool:
         return split.end != UNBOUNDED and int(position) >= split.end
 

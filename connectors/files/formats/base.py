@@ -10,6 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 import numpy as np
@@ -176,7 +177,7 @@ class LineFormat(ABC):
         return 0
 
     def recover_line(self, line: bytes) -> pa.Table | None:
-        """The row of a line the bulk parser rejected but Spark's parser reads (one row of
+        """The rows of a line the bulk parser rejected but Spark's parser reads (rows of
         ``schema.data``), or ``None`` when the line is malformed; by default every rejected line is."""
         return None
 
@@ -257,10 +258,10 @@ class LineFormat(ABC):
                 return
             offset, line = lines[lo]
             recovered = self.recover_line(line)
-            if recovered is not None:
+            if recovered is not None:  # one row, or none or several (a JSON array of objects)
                 pieces.append(recovered)
-                offsets.append(offset)
-                corrupt.append(None)
+                offsets.extend([offset] * recovered.num_rows)
+                corrupt.extend([None] * recovered.num_rows)
                 return
             self._bad_line(path, base_offset + offset, line, error)
             if self.mode is ParseMode.PERMISSIVE:
@@ -302,12 +303,40 @@ def fits(value: Any, t: pa.DataType, strict: bool = False) -> Any:
         return None
     if strict and not _json_fits(value, t):
         return None
+    if pa.types.is_decimal(t) and not isinstance(value, bool):
+        return _decimal(value, t)
+    if isinstance(value, str) and pa.types.is_timestamp(t) and t.tz is not None:
+        return _timestamp(value, t)
     try:
         if isinstance(value, str) and not pa.types.is_string(t):
             return pa.scalar(value, pa.string()).cast(t).as_py()
         return pa.scalar(value, t).as_py()
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
         return None
+
+
+def _decimal(value: Any, t: pa.DataType) -> Decimal | None:
+    """``value`` as Spark reads a decimal: any number syntax (``1e2``), rounded half up to the
+    column's scale; ``None`` when it is no number or needs more digits than the precision."""
+    try:
+        d = Decimal(value.strip() if isinstance(value, str) else str(value))
+        if not d.is_finite():
+            return None
+        d = d.quantize(Decimal(1).scaleb(-t.scale), rounding=ROUND_HALF_UP)
+    except (InvalidOperation, ValueError):
+        return None
+    return d if len(d.as_tuple().digits) <= t.precision else None
+
+
+def _timestamp(value: str, t: pa.DataType) -> Any:
+    """Text with an offset, or without one read as UTC (as the bulk parsers read it)."""
+    text = pa.scalar(value, pa.string())
+    for via in (t, pa.timestamp(t.unit)):
+        try:
+            return text.cast(via).cast(t).as_py()
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            continue
+    return None
 
 
 def _json_fits(value: Any, t: pa.DataType) -> bool:
@@ -317,8 +346,13 @@ def _json_fits(value: Any, t: pa.DataType) -> bool:
         return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
     if isinstance(value, float):
         return pa.types.is_floating(t) or pa.types.is_decimal(t)
-    if isinstance(value, str):
-        return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_temporal(t)
+    if isinstance(value, str):  # Spark's JSON parser also reads a decimal from a string
+        return (
+            pa.types.is_string(t)
+            or pa.types.is_large_string(t)
+            or pa.types.is_temporal(t)
+            or (pa.types.is_decimal(t))
+        )
     return not (pa.types.is_primitive(t) or pa.types.is_string(t) or pa.types.is_large_string(t))
 
 

@@ -47,7 +47,7 @@ class CsvFormat(LineFormat):
             column_types=self._types,
             null_values=[csv.null_value],
             strings_can_be_null=True,
-            quoted_strings_can_be_null=False,
+            quoted_strings_can_be_null=True,  # Spark: a field equal to nullValue is null, quoted or not
             true_values=TRUE_VALUES,
             false_values=FALSE_VALUES,
         )
@@ -134,6 +134,21 @@ class CsvFormat(LineFormat):
         except pycsv.Error:
             return None
         return [None if t == dialect.null_value else t for t in tokens]
+
+    @override
+    def recover_line(self, line: bytes) -> pa.Table | None:
+        """A line whose every field converts the way Spark's CSV parser converts it, where pyarrow's
+        does not (a decimal as ``1e2`` or with more fraction digits than the scale, rounded half up)."""
+        tokens = self._tokens(line)
+        data = self.schema.data
+        if tokens is None or len(tokens) != len(data):
+            return None
+        values = [fits(tok, f.type) for tok, f in zip(tokens, data, strict=True)]
+        if any(v is None and tok is not None for v, tok in zip(values, tokens, strict=True)):
+            return None
+        return pa.Table.from_arrays(
+            [pa.array([v], f.type) for v, f in zip(values, data, strict=True)], schema=data
+        )
 
     @override
     def partial_row(self, line: bytes) -> dict[str, Any] | None:

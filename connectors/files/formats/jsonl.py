@@ -58,21 +58,26 @@ class JsonLinesFormat(LineFormat):
 
     @override
     def recover_line(self, line: bytes) -> pa.Table | None:
-        """A value that is not a string in a string column is its JSON text, as Spark's parser
-        reads it (``{"id": 11}`` into ``id string`` is ``"11"``); pyarrow rejects such a line."""
-        record = self.partial_row(line)
-        if record is None:
+        """What Spark's parser reads from a line pyarrow rejects: a value that is not a string in a
+        string column, at any depth, is its JSON text (``{"id": 11}`` into ``id string`` is
+        ``"11"``), and a top-level array of objects is one record per object."""
+        try:
+            value = json.loads(line.decode("utf-8"))
+        except ValueError:
             return None
-        columns = []
-        for f in self.schema.data:
-            value = record.get(f.name)
-            if value is not None and not isinstance(value, str) and pa.types.is_string(f.type):
-                value = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-            converted = fits(value, f.type, strict=True)
-            if value is not None and converted is None:
-                return None
-            columns.append(pa.array([converted], f.type))
-        return pa.Table.from_arrays(columns, schema=self.schema.data)
+        records = value if isinstance(value, list) else [value]
+        if not all(isinstance(r, dict) for r in records):
+            return None
+        columns: list[list[Any]] = [[] for _f in self.schema.data]
+        for record in records:
+            for i, f in enumerate(self.schema.data):
+                read = _as_spark_reads(record.get(f.name), f.type)
+                converted = fits(read, f.type, strict=True)
+                if read is not None and converted is None:
+                    return None
+                columns[i].append(converted)
+        arrays = [pa.array(c, f.type) for c, f in zip(columns, self.schema.data, strict=True)]
+        return pa.Table.from_arrays(arrays, schema=self.schema.data)
 
     @override
     def partial_row(self, line: bytes) -> dict[str, Any] | None:
@@ -81,3 +86,18 @@ class JsonLinesFormat(LineFormat):
         except ValueError:
             return None
         return value if isinstance(value, dict) else None
+
+
+def _as_spark_reads(value: Any, t: pa.DataType) -> Any:
+    """``value`` with every non-string under a string type turned into its JSON text."""
+    if value is None:
+        return None
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        if isinstance(value, str):
+            return value
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    if pa.types.is_struct(t) and isinstance(value, dict):
+        return {f.name: _as_spark_reads(value.get(f.name), f.type) for f in t}
+    if (pa.types.is_list(t) or pa.types.is_large_list(t)) and isinstance(value, list):
+        return [_as_spark_reads(v, t.value_type) for v in value]
+    return value

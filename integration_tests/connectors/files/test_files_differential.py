@@ -31,6 +31,7 @@ from integration_tests.connectors.files.differential.allowlist import ALLOWED, e
 from integration_tests.connectors.files.differential.cases import Case, cases
 from integration_tests.connectors.files.differential.compare import differences
 from integration_tests.connectors.files.differential.runner import Outcome, read_batch, read_stream
+from integration_tests.connectors.files.differential.typed_cases import typed_cases
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(1800)]
 
@@ -38,6 +39,8 @@ EXAMPLES = int(os.environ.get("SPARKFLOW_DIFF_EXAMPLES", "20"))
 """Cases per run: a fifth (at least 3) streaming, the rest batch."""
 STREAM_EXAMPLES = max(3, EXAMPLES // 5)
 BATCH_EXAMPLES = max(1, EXAMPLES - STREAM_EXAMPLES)
+TYPED_EXAMPLES = max(6, EXAMPLES // 4)
+"""Cases of ``typed_cases`` (timestamps, decimals, nested values, escapes, Parquet schemas) per run."""
 SEED = int(os.environ.get("SPARKFLOW_DIFF_SEED", "22"))
 RECORD = os.environ.get("SPARKFLOW_DIFF_RECORD")
 
@@ -64,7 +67,7 @@ def _check(case: Case, spark: Outcome, ours: Outcome, unexplained: list[str]) ->
             unexplained.append(report[:3000])
 
 
-def _run(spark: Any, streaming: bool, examples: int) -> list[str]:
+def _run(spark: Any, streaming: bool, examples: int, strategy: Any = cases, salt: int = 0) -> list[str]:
     unexplained: list[str] = []
 
     @settings(
@@ -74,8 +77,8 @@ def _run(spark: Any, streaming: bool, examples: int) -> list[str]:
         phases=[Phase.generate],
         suppress_health_check=list(HealthCheck),
     )
-    @seed(SEED + int(streaming))
-    @given(cases(streaming=streaming))
+    @seed(SEED + int(streaming) + salt)
+    @given(strategy(streaming=streaming))
     def one(case: Case) -> None:
         tmp = Path(tempfile.mkdtemp(prefix="files-diff-"))
         try:
@@ -104,6 +107,14 @@ def test_batch_reads_match_spark(spark: Any) -> None:
 
 def test_streaming_micro_batches_match_spark(spark: Any) -> None:
     unexplained = _run(spark, streaming=True, examples=STREAM_EXAMPLES)
+    assert not unexplained, f"{len(unexplained)} differences from Spark not in docs/files.md:\n" + "\n".join(
+        unexplained
+    )
+
+
+def test_typed_values_match_spark(spark: Any) -> None:
+    """Timestamps, decimals, nested values, CSV escapes, JSON arrays, multiLine, Parquet schemas."""
+    unexplained = _run(spark, streaming=False, examples=TYPED_EXAMPLES, strategy=typed_cases, salt=100)
     assert not unexplained, f"{len(unexplained)} differences from Spark not in docs/files.md:\n" + "\n".join(
         unexplained
     )

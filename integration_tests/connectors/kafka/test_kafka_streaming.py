@@ -74,6 +74,29 @@ def test_max_bytes_per_trigger(spark: Any, kafka_cluster: KafkaBroker, tmp_path:
     assert all(s <= 25 for s in sizes) and len(sizes) >= 4, sizes  # ~1070 bytes per record with overhead
 
 
+def test_max_bytes_per_trigger_does_not_starve_a_small_partition(
+    spark: Any, kafka_cluster: KafkaBroker
+) -> None:
+    """100 records of 1 kB on partition 0, 2 on partition 1, at most 10 kB per trigger: partition 1's
+    byte share (about 200 bytes) is below one record, and rounds up to one record, as Spark rounds a
+    ``maxOffsetsPerTrigger`` share (before: partition 1 got nothing until partition 0 drained)."""
+    from integration_tests.connectors.kafka.differential.harness import OURS, run_stream
+
+    topic = kafka_cluster.create_topic(2)
+    kafka_cluster.produce(topic, [bytes([65 + i % 26]) * 1000 for i in range(100)], partition=0)
+    kafka_cluster.produce(topic, [b"s" * 1000] * 2, partition=1)
+    options = {
+        "kafka.bootstrap.servers": kafka_cluster.bootstrap,
+        "subscribe": topic,
+        "startingOffsets": "earliest",
+        "maxBytesPerTrigger": "10000",
+    }
+    out = run_stream(spark, OURS, options, {"availableNow": True})
+    assert out.ok, out.summary()
+    assert out.batches[0].get(f"{topic}/1") == 1 and out.batches[1].get(f"{topic}/1") == 1, out.batches
+    assert len(out.rows) == 102 and all(sum(b.values()) <= 10 for b in out.batches), out.batches
+
+
 def test_min_offsets_per_trigger_waits_until_max_trigger_delay(
     spark: Any, kafka_cluster: KafkaBroker, tmp_path: Any
 ) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from connector_base import InvalidOptionError
-from connector_base.spark import ReadLimitOptions, admit, parse_duration_ms, parse_positive_int
+from connector_base.spark import Backlog, ReadLimitOptions, admit, parse_duration_ms, parse_positive_int
 from connectors.sequence.options import SequenceOptions
 from connectors.sequence.source import SequencePlanner
 from connectors.sequence.split import SequenceSplit
@@ -29,6 +29,26 @@ def test_a_small_split_is_not_starved_by_large_ones() -> None:
     """A share below one record rounds up (Spark: "Don't completely starve small topicpartitions")."""
     out = admit(PLANNER, ranges(1000, 1, 2), ReadLimitOptions(max_records=10))
     assert out == {"p0": 9, "p1": 1, "p2": 1}  # 10 * 1000/1003 = 9.97 -> 9; 0.01 and 0.02 -> 1
+
+
+class _BytesPlanner(SequencePlanner):
+    """Records of 100 bytes each, cut by bytes as Kafka's planner cuts them (whole records)."""
+
+    def backlog(self, split, start, end):  # type: ignore[no-untyped-def]
+        return Backlog(records=end - start, bytes=100 * (end - start))
+
+    def cut(self, split, start, end, max_records, max_bytes):  # type: ignore[no-untyped-def]
+        upto = end if max_records is None else min(end, start + max_records)
+        return upto if max_bytes is None else min(upto, start + max_bytes // 100)
+
+
+def test_a_small_split_is_not_starved_by_a_byte_maximum() -> None:
+    """A byte share below one record admits one record (before: 0 for p1 and p2 until p0 drained)."""
+    planner = _BytesPlanner(SequenceOptions())
+    out = admit(planner, ranges(1000, 1, 2), ReadLimitOptions(max_bytes=1000))
+    assert out == {"p0": 9, "p1": 1, "p2": 1}  # p0: 997 bytes -> 9 records; p1, p2: 0 bytes -> 1
+    both = admit(planner, ranges(1000, 1, 2), ReadLimitOptions(max_bytes=1000, max_records=5))
+    assert both == {"p0": 4, "p1": 1, "p2": 1}
 
 
 def test_record_shares_use_double_arithmetic_as_spark() -> None:

@@ -7,7 +7,7 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from connector_base.spark import Backlog
+from connector_base.spark import Backlog, ReadLimitOptions, admit
 from connector_base.spark.enumerator_context import DriverEnumeratorContext
 from connectors.files import FileEnumeratorState, FilePlanner, FileSourceOptions, FileSourceSplit, SplitKind
 from connectors.files.listing import list_files
@@ -122,6 +122,25 @@ def test_planner_cuts_and_backlog(tmp_path) -> None:
     assert planner.backlog(groups, 2, 4) == Backlog(bytes=1000)
     assert planner.cut(groups, 2, 10, None, 1600) == 5
     assert planner.cut(groups, 2, 10, None, 1) == 3  # at least one row group, as at least one line
+
+
+def test_a_small_file_is_not_starved_by_a_byte_maximum(tmp_path) -> None:
+    """Files: a line (or row group) for a file whose byte share is 0; a gzip file only whole."""
+    planner = FilePlanner(FileSourceOptions.parse({"path": str(tmp_path), "format": "jsonl"}))
+    big = FileSourceSplit("/big", 0, 100_000, 100_000, 0, SplitKind.LINES)
+    small = FileSourceSplit("/small", 0, 40, 40, 0, SplitKind.LINES)
+    groups = FileSourceSplit("/g.parquet", 0, 4, 80, 0, SplitKind.ROW_GROUPS)
+    gz = FileSourceSplit("/s.gz", 0, 60, 60, 0, SplitKind.GZIP)
+    rng = {
+        "big": (big, 0, 100_000),
+        "small": (small, 0, 40),
+        "groups": (groups, 0, 4),
+        "gz": (gz, 0, 60),
+    }
+    out = admit(planner, rng, ReadLimitOptions(max_bytes=1000))
+    assert out["small"] == 1 and out["groups"] == 1  # one line (read whole from byte 0), one row group
+    assert out["gz"] == 0  # cannot be cut: waits until its share covers it
+    assert 0 < out["big"] <= 1000
 
 
 def test_parquet_split_counts_row_groups(tmp_path) -> None:

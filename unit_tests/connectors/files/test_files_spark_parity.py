@@ -184,3 +184,64 @@ def test_a_json_value_in_a_string_column_is_its_json_text(tmp_path) -> None:
     schema = StructType([StructField("id", StringType()), StructField("name", StringType())])
     rows = read_ranges({"path": str(tmp_path), "format": "jsonl", "mode": "DROPMALFORMED"}, schema)
     assert rows == [{"id": "11", "name": "true"}, {"id": "x", "name": '{"a":[1,2]}'}]
+
+
+def test_a_json_value_in_a_nested_string_field_is_its_json_text(tmp_path) -> None:
+    """Spark reads ``{"n": {"a": 1}}`` into ``n struct<a: string>`` as ``a = "1"`` (was: malformed)."""
+    (tmp_path / "a.jsonl").write_bytes(
+        b'{"id": 1, "n": {"a": 1, "b": [2, "x"]}}\n{"id": 2, "n": {"a": "s"}}\n'
+    )
+    nested = StructType([StructField("a", StringType()), StructField("b", ArrayType(StringType()))])
+    schema = StructType([StructField("id", LongType()), StructField("n", nested)])
+    rows = read_ranges({"path": str(tmp_path), "format": "jsonl", "mode": "DROPMALFORMED"}, schema)
+    assert rows == [{"id": 1, "n": {"a": "1", "b": ["2", "x"]}}, {"id": 2, "n": {"a": "s", "b": None}}]
+
+
+def test_a_top_level_json_array_of_objects_is_one_record_per_object(tmp_path) -> None:
+    """As Spark's JSON source (was: a malformed line); an array of other values stays malformed."""
+    (tmp_path / "a.jsonl").write_bytes(
+        b'{"id": 1, "name": "a"}\n[{"id": 2, "name": "b"}, {"id": 3}]\n[]\n[4, 5]\n'
+    )
+    rows = read_ranges({"path": str(tmp_path), "format": "jsonl", "mode": "DROPMALFORMED"}, ID_NAME)
+    assert rows == [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}, {"id": 3, "name": None}]
+    with pytest.raises(ReaderFailedError, match="byte offset 62"):
+        read_ranges({"path": str(tmp_path), "format": "jsonl"}, ID_NAME)
+
+
+def test_decimals_are_read_as_spark_reads_them(tmp_path) -> None:
+    """Exponents, a fraction rounded half up to the scale, JSON numbers and strings; too many digits
+    is malformed (was: every such line malformed)."""
+    dec = StructType([StructField("id", LongType()), StructField("amount", DecimalType(10, 2))])
+    (tmp_path / "a.csv").write_bytes(b"1,1e2\n2,12.345\n3,-0.5\n4,123456789012.5\n5,x\n")
+    rows = read_ranges({"path": str(tmp_path), "format": "csv", "mode": "DROPMALFORMED"}, dec)
+    assert [(r["id"], str(r["amount"])) for r in rows] == [(1, "100.00"), (2, "12.35"), (3, "-0.50")]
+    (tmp_path / "a.csv").unlink()
+    (tmp_path / "a.jsonl").write_bytes(
+        b'{"id": 1, "amount": 1e2}\n{"id": 2, "amount": 12.345}\n{"id": 3, "amount": "3.25"}\n'
+        b'{"id": 4, "amount": 123456789012.5}\n{"id": 5, "amount": 7}\n'
+    )
+    rows = read_ranges({"path": str(tmp_path), "format": "jsonl", "mode": "DROPMALFORMED"}, dec)
+    assert sorted((r["id"], str(r["amount"])) for r in rows) == [
+        (1, "100.00"),
+        (2, "12.35"),
+        (3, "3.25"),
+        (5, "7.00"),
+    ]
+
+
+def test_a_recovered_json_line_reads_naive_timestamps_as_utc(tmp_path) -> None:
+    """A line taken by the slow path (a JSON number in a decimal column) reads its naive timestamp
+    as the bulk path does, as UTC (was: the whole line malformed)."""
+    from pyspark.sql.types import TimestampType
+
+    schema = StructType(
+        [
+            StructField("id", LongType()),
+            StructField("ts", TimestampType()),
+            StructField("a", DecimalType(5, 2)),
+        ]
+    )
+    (tmp_path / "a.jsonl").write_bytes(b'{"id": 1, "ts": "2024-01-02T03:04:05", "a": 7}\n')
+    rows = read_ranges({"path": str(tmp_path), "format": "jsonl"}, schema)
+    assert len(rows) == 1 and str(rows[0]["a"]) == "7.00"
+    assert rows[0]["ts"].isoformat().startswith("2024-01-02T03:04:05")

@@ -75,6 +75,8 @@ class Case:
     streaming: bool = False
     max_files_per_trigger: int | None = None
     features: frozenset[str] = field(default_factory=frozenset)
+    conf: tuple[tuple[str, str], ...] = ()
+    """Spark session settings both reads run under (``spark.sql.session.timeZone``)."""
 
     @property
     def option_map(self) -> dict[str, str]:
@@ -122,6 +124,7 @@ class Case:
             f"{'stream' if self.streaming else 'batch'} {self.fmt} schema={self.schema!r} "
             f"options={self.option_map} glob={self.glob!r} partitioned={self.partitioned} "
             f"maxFilesPerTrigger={self.max_files_per_trigger} features={sorted(self.features)} "
+            f"{'conf=' + str(dict(self.conf)) + ' ' if self.conf else ''}"
             f"files=[{files}]"
         )
 

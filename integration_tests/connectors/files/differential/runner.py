@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 import re
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,8 +113,29 @@ def _load(spark: Any, case: Case, root: Path, ours: bool, streaming: bool) -> tu
         return None, _error(e, "load")
 
 
+@contextmanager
+def _session_conf(spark: Any, case: Case) -> Iterator[None]:
+    """The case's session settings (``Case.conf``) while it runs; the previous ones after."""
+    before = {k: spark.conf.get(k, None) for k, _v in case.conf}
+    for k, v in case.conf:
+        spark.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, old in before.items():
+            if old is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, old)
+
+
 def read_batch(spark: Any, case: Case, root: Path, ours: bool) -> Outcome:
     """``spark.read`` of the case through Spark's source (``ours=False``) or files-unified."""
+    with _session_conf(spark, case):
+        return _read_batch(spark, case, root, ours)
+
+
+def _read_batch(spark: Any, case: Case, root: Path, ours: bool) -> Outcome:
     loaded, failed = _load(spark, case, root, ours, streaming=False)
     if failed is not None:
         return failed
@@ -126,6 +149,11 @@ def read_batch(spark: Any, case: Case, root: Path, ours: bool) -> Outcome:
 
 def read_stream(spark: Any, case: Case, root: Path, checkpoint: Path, ours: bool) -> Outcome:
     """``spark.readStream`` of the case with ``Trigger.AvailableNow``; rows kept per micro-batch."""
+    with _session_conf(spark, case):
+        return _read_stream(spark, case, root, checkpoint, ours)
+
+
+def _read_stream(spark: Any, case: Case, root: Path, checkpoint: Path, ours: bool) -> Outcome:
     shutil.rmtree(checkpoint, ignore_errors=True)
     loaded, failed = _load(spark, case, root, ours, streaming=True)
     if failed is not None:

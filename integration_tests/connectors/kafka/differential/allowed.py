@@ -93,6 +93,15 @@ def _ending_timestamp_in_stream(
     )
 
 
+def _zero_max_offsets(case: Case, diff: Difference, spark: Outcome, ours: Outcome, streaming: bool) -> bool:
+    return (
+        diff.kind == "fails-only-ours"
+        and case.options.get("maxOffsetsPerTrigger", "").strip() == "0"
+        and "maxoffsetspertrigger" in ours.error.lower()
+        and not spark.rows
+    )
+
+
 def _missing_topic(case: Case, diff: Difference, spark: Outcome, ours: Outcome, streaming: bool) -> bool:
     subscription = case.options.get("subscribe", "") + case.options.get("subscribePattern", "")
     return (
@@ -177,6 +186,14 @@ ALLOWANCES: tuple[Allowance, ...] = (
             "a stream never ends at a bound; a bound silently ignored reads data the user meant to leave out"
         ),
         matches=_ending_timestamp_in_stream,
+    ),
+    Allowance(
+        anchor="diff-max-offsets-zero",
+        rule="`maxOffsetsPerTrigger=0`",
+        spark="accepted: every share rounds to 0 records, so the stream runs and never reads anything",
+        ours="refused at `load()`, naming the option and that it must be at least 1",
+        reason="a query that can never read a record is a mistake, best reported before it runs",
+        matches=_zero_max_offsets,
     ),
 )
 
