@@ -4,8 +4,8 @@ A lane is a list of pytest runs made one after the other; the lanes run at the s
 in its own pytest process with its own session fixtures (its own Spark session and brokers), so no
 broker is shared across processes. The Kafka integration tests run twice, once per Kafka reader
 (``SPARKFLOW_KAFKA_READER=native`` and ``=python``, and the sink's producing path likewise with
-``SPARKFLOW_KAFKA_WRITER``), in a lane of their own; everything else is the
-other lane. Much of a broker test's time is waiting (broker start-ups, triggers, timeouts), so two
+``SPARKFLOW_KAFKA_WRITER``), each pass in a lane of its own; the rest is split in two lanes (see
+``LANES``). Much of a broker test's time is waiting (broker start-ups, triggers, timeouts), so the
 lanes on two cores take far less than their sum.
 
 A test that fails with Spark's own "Python worker failed to connect back" runs again, up to twice
@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass, field
 
 KAFKA_TESTS = "integration_tests/connectors/kafka"
+PRAVEGA_TESTS = "integration_tests/connectors/pravega"
+FORMATS_TESTS = "integration_tests/connectors/formats"
 READER_ENV, WRITER_ENV = "SPARKFLOW_KAFKA_READER", "SPARKFLOW_KAFKA_WRITER"
 
 
@@ -44,14 +46,24 @@ class Run:
 
 
 LANES: tuple[tuple[Run, ...], ...] = (
+    (Run("kafka-native", (KAFKA_TESTS,), {READER_ENV: "native", WRITER_ENV: "native"}),),
+    (Run("kafka-python", (KAFKA_TESTS,), {READER_ENV: "python", WRITER_ENV: "python"}),),
+    (Run("pravega", ("unit_tests", PRAVEGA_TESTS, FORMATS_TESTS)),),
     (
-        Run("kafka-native", (KAFKA_TESTS,), {READER_ENV: "native", WRITER_ENV: "native"}),
-        Run("kafka-python", (KAFKA_TESTS,), {READER_ENV: "python", WRITER_ENV: "python"}),
-    ),
-    (
-        Run("rest", ("unit_tests", "integration_tests", f"--ignore={KAFKA_TESTS}")),
+        Run(
+            "rest",
+            (
+                "integration_tests",
+                f"--ignore={KAFKA_TESTS}",
+                f"--ignore={PRAVEGA_TESTS}",
+                f"--ignore={FORMATS_TESTS}",
+            ),
+        ),
     ),
 )
+"""Four lanes of about equal length: the Kafka tests once per reader and writer, the unit tests with
+Pravega's and the format oracles, and every other integration test (files, Kinesis, the Spark cluster
+and Connect, the wheel matrix)."""
 
 RERUN = ("--reruns", "2", "--reruns-delay", "5", "--only-rerun", "Python worker failed to connect back")
 """Re-run only a test that Spark's worker start-up timeout failed (see the module docstring)."""
