@@ -36,6 +36,7 @@ from connector_base.spark.event_time_options import EventTimeOptions
 from connector_base.spark.offsets import EventTimeMark
 from connector_base.spark.planner import Position, SplitPlanner
 from connector_base.spark.read_limit_options import ReadLimitOptions
+from connector_base.spark.read_limits import admit
 
 __all__ = ["EventTimeCut", "LateSplitError"]
 
@@ -228,19 +229,13 @@ class EventTimeCut:
 
 
 def _fits(planner: SplitPlanner[Any], pending: Ranges, cut: int, limits: ReadLimitOptions) -> bool:
+    """Whether the read limit admits every split's records older than ``cut`` whole.
+
+    Asked of ``admit`` itself, the admission that runs after the cut: a record it trimmed (Spark's
+    share arithmetic in doubles floors ``43 * (31 / 43)`` to 30) would be older than the cut and so
+    late in the next batch, which the cut exists to prevent.
+    """
     ends = planner.positions_at_time(pending, cut)
-    records = 0
-    size = 0
-    files = 0
-    for sid, (split, pos, _end) in pending.items():
-        if ends[sid] == pos:
-            continue
-        files += 1
-        backlog = planner.backlog(split, pos, ends[sid])
-        records += backlog.records or 0
-        size += backlog.bytes or 0
-    return (
-        (limits.max_records is None or records <= limits.max_records)
-        and (limits.max_bytes is None or size <= limits.max_bytes)
-        and (limits.max_files is None or files <= limits.max_files)
-    )
+    bounded = {sid: (split, pos, ends[sid]) for sid, (split, pos, _end) in pending.items()}
+    admitted = admit(planner, bounded, limits)
+    return all(admitted[sid] == ends[sid] for sid in bounded)
