@@ -71,7 +71,7 @@ def test_restarted_query_rebuilds_from_the_offset_log_and_continues(spark: Any, 
     while time.monotonic() < deadline and len([p for p in first.recentProgress if p["numInputRows"]]) < 2:
         time.sleep(0.2)
     first.stop()
-    assert len([p for p in first.recentProgress if p["numInputRows"]]) >= 2
+    assert len([p for p in first.recentProgress if p["numInputRows"]]) >= 2, first.exception()
     second = start({"availableNow": True})
     assert second.awaitTermination(180)
     df = spark.read.parquet(str(tmp_path / "out"))

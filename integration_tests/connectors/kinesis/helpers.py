@@ -20,11 +20,16 @@ def write(
     return records
 
 
-def wait_until(predicate: Callable[[], bool], timeout_s: float, what: str, interval_s: float = 0.5) -> None:
+def wait_until(
+    predicate: Callable[[], bool], timeout_s: float, what: str, interval_s: float = 0.5, query: Any = None
+) -> None:
+    """Wait for ``predicate``; with ``query``, fail at once with its error when it has stopped on one."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if predicate():
             return
+        if query is not None and query.exception() is not None:
+            raise AssertionError(f"the query failed while waiting for {what}: {query.exception()}")
         time.sleep(interval_s)
     raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
 

@@ -169,10 +169,10 @@ def test_cut_reads_parents_to_shard_end_and_then_their_children(
         .start()
     )
     try:
-        wait_until(lambda: len(sink) >= len(expected), 120, "the first records")
+        wait_until(lambda: len(sink) >= len(expected), 120, "the first records", query=query)
         kinesis_endpoint.split_shard(stream, kinesis_endpoint.open_shards(stream)[0]["ShardId"])
         expected += write(kinesis_endpoint, stream, 100, keys=20, tag="b")
-        wait_until(lambda: len(sink) >= len(expected), 120, "every record after the split")
+        wait_until(lambda: len(sink) >= len(expected), 120, "every record after the split", query=query)
         assert query.exception() is None, query.exception()
     finally:
         query.stop()

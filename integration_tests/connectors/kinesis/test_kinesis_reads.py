@@ -119,11 +119,11 @@ def test_continuous_read_picks_up_new_records_exactly_once(
     sink: list[tuple[int, Any]] = []
     query = _stream_query(spark, options(kinesis_endpoint, stream), tmp_path / "chk", sink)
     try:
-        wait_until(lambda: len(sink) >= 300, 120, "the first records")
+        wait_until(lambda: len(sink) >= 300, 120, "the first records", query=query)
         for _round in range(3):
             expected += write(kinesis_endpoint, stream, 200)
             time.sleep(0.3)
-        wait_until(lambda: len(sink) >= len(expected), 120, "every record")
+        wait_until(lambda: len(sink) >= len(expected), 120, "every record", query=query)
         time.sleep(2)  # a duplicate would show up now
         assert query.exception() is None
     finally:
@@ -187,13 +187,13 @@ def test_split_and_merge_while_a_query_runs(
         spark, options(kinesis_endpoint, stream, shardDiscoveryIntervalMs="200"), tmp_path / "chk", sink
     )
     try:
-        wait_until(lambda: len(sink) >= len(expected), 120, "the first records")
+        wait_until(lambda: len(sink) >= len(expected), 120, "the first records", query=query)
         kinesis_endpoint.split_shard(stream, kinesis_endpoint.open_shards(stream)[0]["ShardId"])
         expected += write(kinesis_endpoint, stream, 200, keys=20, tag="b")
         opened = kinesis_endpoint.open_shards(stream)
         kinesis_endpoint.merge_shards(stream, opened[0]["ShardId"], opened[1]["ShardId"])
         expected += write(kinesis_endpoint, stream, 200, keys=20, tag="c")
-        wait_until(lambda: len(sink) >= len(expected), 180, "every record after split and merge")
+        wait_until(lambda: len(sink) >= len(expected), 180, "every record after split and merge", query=query)
         time.sleep(2)
         assert query.exception() is None
     finally:
@@ -334,9 +334,9 @@ def test_throttled_streaming_query_is_exactly_once(
     }
     query = _stream_query(spark, opts, tmp_path / "chk", sink)
     try:
-        wait_until(lambda: len(sink) >= len(expected), 120, "the first records")
+        wait_until(lambda: len(sink) >= len(expected), 120, "the first records", query=query)
         expected += write(kinesis_endpoint, stream, 200)
-        wait_until(lambda: len(sink) >= len(expected), 120, "every record")
+        wait_until(lambda: len(sink) >= len(expected), 120, "every record", query=query)
         time.sleep(2)
         assert query.exception() is None
     finally:
@@ -361,7 +361,7 @@ def test_max_time_window_per_trigger_splits_bursts(
         spark, options(kinesis_endpoint, stream, maxTimeWindowPerTrigger="500ms"), tmp_path / "c", sink
     )
     try:
-        wait_until(lambda: len(sink) >= len(expected), 120, "every record")
+        wait_until(lambda: len(sink) >= len(expected), 120, "every record", query=query)
         assert query.exception() is None
     finally:
         query.stop()
