@@ -5,6 +5,10 @@ child process holding the SparkSession of one application on it (PySpark allows 
 per process, and the rest of the suite shares a ``local[2]`` one), running the functions of
 :mod:`integration_tests.cluster.driver_jobs`. Brokers are started for this package only: real Kafka,
 the run's Pravega backend, and kinesalite (moto where kinesalite is not installed).
+
+Every fixture here is package-scoped: the cluster, the Connect server and the brokers stop when the
+package's last test ends, not with the whole run (in a fresh-clone run they idled for half an hour
+after it, the Pravega standalone alone using most of a core).
 """
 
 from __future__ import annotations
@@ -62,7 +66,7 @@ class ClusterDriver:
             self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkStandaloneCluster]:
     """A master and two workers (one core each) for the whole session."""
     cluster = SparkStandaloneCluster.start(workers=2, workdir=tmp_path_factory.mktemp("spark-cluster"))
@@ -70,7 +74,7 @@ def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSta
     cluster.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def cluster_driver(spark_cluster: SparkStandaloneCluster) -> Iterator[ClusterDriver]:
     """One application on the cluster, its executors registered."""
     driver = ClusterDriver.on_cluster(spark_cluster)
@@ -78,7 +82,7 @@ def cluster_driver(spark_cluster: SparkStandaloneCluster) -> Iterator[ClusterDri
     driver.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkConnectServer]:
     """A Spark Connect server (local[2]) started from the pyspark wheel."""
     server = SparkConnectServer.start(workdir=tmp_path_factory.mktemp("spark-connect"))
@@ -86,7 +90,7 @@ def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkCo
     server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def connect_client(connect_server: SparkConnectServer) -> Iterator[ClusterDriver]:
     """A Spark Connect client session in a child process (Connect mode is process-wide)."""
     client = ClusterDriver(driver_jobs.start_remote_session, connect_server.url)
@@ -94,7 +98,7 @@ def connect_client(connect_server: SparkConnectServer) -> Iterator[ClusterDriver
     client.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def cluster_kafka() -> Iterator[KafkaBroker]:
     """A real Kafka broker (child JVM) for this package."""
     broker = start_broker("apache-kafka")
@@ -102,14 +106,14 @@ def cluster_kafka() -> Iterator[KafkaBroker]:
     broker.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def cluster_pravega(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PravegaCluster]:
     """The run's Pravega backend (the real standalone where Java and Maven exist)."""
     with pravega_cluster(log_dir=tmp_path_factory.mktemp("cluster-pravega")) as cluster:
         yield cluster
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def cluster_kinesis() -> Iterator[KinesisEndpoint]:
     """kinesalite, or moto where kinesalite is not installed."""
     endpoint = start_endpoint("kinesalite" if kinesalite_bin() is not None else "moto")
