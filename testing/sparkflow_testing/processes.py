@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -45,8 +46,28 @@ KILL_WAIT_S = 10.0
 """How long a SIGKILLed group may take to disappear before :func:`stop_group` gives up loudly."""
 
 
+FREE_PORTS = range(20000, 32768)
+"""Where ``free_port`` looks: below Linux's ephemeral range (``ip_local_port_range``, 32768-60999 by
+default), which the kernel hands to every bind to port 0 and to every client socket."""
+
+
 def free_port() -> int:
-    """A free TCP port on the loopback interface."""
+    """A free TCP port on the loopback interface, from ``FREE_PORTS``.
+
+    Not a port the kernel picks for a bind to port 0: the kernel may hand that same port to another
+    process (a Spark driver's random ports, a client connection) before the server started for it
+    binds it, and in a four-lane run a Kafka broker found its port taken that way. A port below the
+    ephemeral range is only taken by an explicit choice. Falls back to the kernel's pick when 100
+    random tries find none free.
+    """
+    for _ in range(100):
+        port = random.randrange(FREE_PORTS.start, FREE_PORTS.stop)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
