@@ -8,7 +8,7 @@ broker is shared across processes. The Kafka integration tests run twice, once p
 ``LANES``). Much of a broker test's time is waiting (broker start-ups, triggers, timeouts), so the
 lanes on two cores take far less than their sum.
 
-A test that fails with Spark's own "Python worker failed to connect back" runs again, up to twice
+A test that fails with Spark's own "Python worker failed to connect back" runs again, up to three times
 (pytest-rerunfailures, ``RERUN``): Spark gives a new Python worker (a streaming source's runner, a
 data source's planner) 10 s to connect back, a constant in its ``PythonWorkerFactory`` that no setting
 changes, and on two loaded cores a worker's interpreter start can take longer. Any other failure fails
@@ -65,7 +65,7 @@ LANES: tuple[tuple[Run, ...], ...] = (
 Pravega's and the format oracles, and every other integration test (files, Kinesis, the Spark cluster
 and Connect, the wheel matrix)."""
 
-RERUN = ("--reruns", "2", "--reruns-delay", "5", "--only-rerun", "Python worker failed to connect back")
+RERUN = ("--reruns", "3", "--reruns-delay", "5", "--only-rerun", "Python worker failed to connect back")
 """Re-run only a test that Spark's worker start-up timeout failed (see the module docstring)."""
 
 _print_lock = threading.Lock()
