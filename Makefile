@@ -42,13 +42,14 @@ $(KINESALITE):
 demo: $(STAMP) $(NATIVE_STAMP)
 	$(PY) -m demos --system $(SYSTEM)
 
-# every test: the Kafka integration tests once per Kafka reader (native, then python) in one lane,
-# everything else in another lane beside it (tools/run_tests.py; --serial runs the lanes in turn)
+# every test: four lanes side by side (the Kafka integration tests once per Kafka reader and writer,
+# native and python; the unit tests with Pravega's; the rest), each a pytest process of its own
+# (tools/run_tests.py; --serial runs the lanes in turn)
 test: $(STAMP) $(KINESALITE) $(NATIVE_STAMP)
 	$(PY) tools/run_tests.py $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check connector_base connectors testing demos tools mutants
+	$(VENV)/bin/ruff check connector_base connectors testing demos tools mutants benchmarks unit_tests integration_tests
 	$(VENV)/bin/mypy
 
 # planted bugs, one at a time, each against the tests that guard it (not part of make test; long)

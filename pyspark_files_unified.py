@@ -1,5 +1,13 @@
-"""Auto-registration of ``format("files-unified")`` (Spark looks up ``pyspark_*`` modules)."""
+"""``format("files-unified")`` for Spark's lookup of ``pyspark_*`` modules (see ``sparkflow_lookup``)."""
 
-from connectors.files.datasource import FilesDataSource as DefaultSource
+from sparkflow_lookup import LazyDataSource
+
+
+class DefaultSource(LazyDataSource):
+    """``files-unified``, its connector imported when a query uses it."""
+
+    format_name = "files-unified"
+    implementation = "connectors.files.datasource:FilesDataSource"
+
 
 __all__ = ["DefaultSource"]

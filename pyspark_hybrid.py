@@ -1,5 +1,13 @@
-"""Auto-registration of ``format("hybrid")`` (Spark looks up ``pyspark_*`` modules)."""
+"""``format("hybrid")`` for Spark's lookup of ``pyspark_*`` modules (see ``sparkflow_lookup``)."""
 
-from connectors.hybrid.datasource import HybridDataSource as DefaultSource
+from sparkflow_lookup import LazyDataSource
+
+
+class DefaultSource(LazyDataSource):
+    """``hybrid``, its connector imported when a query uses it."""
+
+    format_name = "hybrid"
+    implementation = "connectors.hybrid.datasource:HybridDataSource"
+
 
 __all__ = ["DefaultSource"]

@@ -1,5 +1,13 @@
-"""Auto-registration of ``format("kafka-unified")`` (Spark looks up ``pyspark_*`` modules)."""
+"""``format("kafka-unified")`` for Spark's lookup of ``pyspark_*`` modules (see ``sparkflow_lookup``)."""
 
-from connectors.kafka.datasource import KafkaDataSource as DefaultSource
+from sparkflow_lookup import LazyDataSource
+
+
+class DefaultSource(LazyDataSource):
+    """``kafka-unified``, its connector imported when a query uses it."""
+
+    format_name = "kafka-unified"
+    implementation = "connectors.kafka.datasource:KafkaDataSource"
+
 
 __all__ = ["DefaultSource"]

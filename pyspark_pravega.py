@@ -1,5 +1,13 @@
-"""Auto-registration of ``format("pravega")`` (Spark looks up ``pyspark_*`` modules)."""
+"""``format("pravega")`` for Spark's lookup of ``pyspark_*`` modules (see ``sparkflow_lookup``)."""
 
-from connectors.pravega.datasource import PravegaDataSource as DefaultSource
+from sparkflow_lookup import LazyDataSource
+
+
+class DefaultSource(LazyDataSource):
+    """``pravega``, its connector imported when a query uses it."""
+
+    format_name = "pravega"
+    implementation = "connectors.pravega.datasource:PravegaDataSource"
+
 
 __all__ = ["DefaultSource"]

@@ -1,5 +1,13 @@
-"""Auto-registration of ``format("sequence-unified")`` (Spark looks up ``pyspark_*`` modules)."""
+"""``format("sequence-unified")`` for Spark's lookup of ``pyspark_*`` modules (see ``sparkflow_lookup``)."""
 
-from connectors.sequence.datasource import SequenceDataSource as DefaultSource
+from sparkflow_lookup import LazyDataSource
+
+
+class DefaultSource(LazyDataSource):
+    """``sequence-unified``, its connector imported when a query uses it."""
+
+    format_name = "sequence-unified"
+    implementation = "connectors.sequence.datasource:SequenceDataSource"
+
 
 __all__ = ["DefaultSource"]

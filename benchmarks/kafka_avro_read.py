@@ -12,8 +12,14 @@ that has Spark's own Kafka source and spark-avro (Maven Central, the newest serv
   (what users do since Spark cannot read the wire format), ``where v is not null``, ``count``: the
   predicate makes Spark decode every record.
 
+- ``python-floor``: Spark's share of any Python source's read of these columns: kafka-unified's own
+  output for the first 20,000 records (typed columns and Kafka's), handed over again and again as
+  pre-built Arrow batches by a Python data source (``benchmarks/spark_floor.py``), same query; no
+  Kafka, no decoding.
+
 Each reader runs ``--warmup`` untimed rounds, then the best of ``--rounds`` interleaved timed rounds;
-the ratio kafka-unified / spark-from-avro is printed (>1 means we are faster). Then decoding alone,
+the ratio kafka-unified / spark-from-avro is printed (>1 means we are faster), and kafka-unified /
+python-floor (how close the connector is to what Spark lets any Python source reach). Then decoding alone,
 outside Spark: ``RecordDecoder.decode`` on the raw Arrow batches (20,000 records each) in this one
 thread, records/s per core. The 1-minute load average is printed with each figure.
 
@@ -32,6 +38,9 @@ import os
 import struct
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -45,13 +54,20 @@ SCHEMA = {
         {"name": "customer_id", "type": "long"},
         {"name": "customer_name", "type": ["null", "string"], "default": None},
         {"name": "email", "type": ["null", "string"], "default": None},
-        {"name": "status", "type": {"type": "enum", "name": "Status", "symbols": ["NEW", "PAID", "SHIPPED", "DONE"]}},
+        {
+            "name": "status",
+            "type": {"type": "enum", "name": "Status", "symbols": ["NEW", "PAID", "SHIPPED", "DONE"]},
+        },
         {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 12, "scale": 2}},
         {"name": "currency", "type": "string"},
         {"name": "quantity", "type": "int"},
         {"name": "discount", "type": ["null", "double"], "default": None},
         {"name": "placed_at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
-        {"name": "shipped_at", "type": ["null", {"type": "long", "logicalType": "timestamp-millis"}], "default": None},
+        {
+            "name": "shipped_at",
+            "type": ["null", {"type": "long", "logicalType": "timestamp-millis"}],
+            "default": None,
+        },
         {"name": "is_gift", "type": "boolean"},
         {"name": "tags", "type": {"type": "array", "items": "string"}},
         {"name": "attributes", "type": {"type": "map", "values": "string"}},
@@ -90,7 +106,12 @@ def record(i: int) -> dict[str, Any]:
         "is_gift": i % 11 == 0,
         "tags": [f"tag{j}" for j in range(i % 4)],
         "attributes": {"source": "web", "campaign": f"c{i % 20}"} if i % 3 else {},
-        "address": {"street": f"{i % 999} Main St", "city": f"City{i % 300}", "zip": None if i % 6 == 0 else f"{10000 + i % 89999}", "country": "DE"},
+        "address": {
+            "street": f"{i % 999} Main St",
+            "city": f"City{i % 300}",
+            "zip": None if i % 6 == 0 else f"{10000 + i % 89999}",
+            "country": "DE",
+        },
     }
 
 
@@ -115,11 +136,14 @@ def loadavg() -> str:
         return f.read().split()[0]
 
 
-def produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
-    """Produce and flush."""
+def produce(bootstrap: str, topic: str, values: list[bytes], since: float | None = None) -> None:
+    """Produce and flush; with ``since`` (a ``perf_counter`` reading), print the count, the average
+    size and the time taken since then."""
     from confluent_kafka import Producer
 
-    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.size": 1_000_000, "compression.type": "none"})
+    p = Producer(
+        {"bootstrap.servers": bootstrap, "linger.ms": 20, "batch.size": 1_000_000, "compression.type": "none"}
+    )
     for i, v in enumerate(values):
         while True:
             try:
@@ -130,12 +154,23 @@ def produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
         if i % 10_000 == 0:
             p.poll(0)
     p.flush(120)
+    if since is not None:
+        print(
+            f"produced {len(values)} records ({sum(map(len, values)) / len(values):.0f} B avg) "
+            f"in {time.perf_counter() - since:.1f}s"
+        )
 
 
 def decode_alone(
-    values: list[bytes], registry_url: str, topic: str, batch: int = 20_000, value_format: str = "avro-confluent"
+    values: list[bytes],
+    registry_url: str,
+    topic: str,
+    batch: int = 20_000,
+    value_format: str = "avro-confluent",
+    options: dict[str, str] | None = None,
 ) -> float:
-    """Records/s per core (CPU time) of ``RecordDecoder.decode`` on raw Arrow batches in this thread."""
+    """Records/s per core (CPU time) of ``RecordDecoder.decode`` on raw Arrow batches in this thread
+    (``options``: further format options, such as ``valueValidate``)."""
     import numpy as np
     import pyarrow as pa
 
@@ -143,14 +178,20 @@ def decode_alone(
     from connectors.formats.reader_schemas import resolve_reader_schemas
     from connectors.formats.record_decoder import RecordDecoder
 
-    opts = RecordFormatOptions.parse({"valueFormat": value_format, "schemaRegistry.url": registry_url})
+    opts = RecordFormatOptions.parse(
+        {"valueFormat": value_format, "schemaRegistry.url": registry_url, **(options or {})}
+    )
     decoder = RecordDecoder(opts, resolve_reader_schemas(opts, topic))
     batches = []
     for start in range(0, len(values), batch):
         chunk = values[start : start + batch]
         batches.append(
             pa.RecordBatch.from_arrays(
-                [pa.array([None] * len(chunk), pa.binary()), pa.array(chunk, pa.binary()), pa.array(np.arange(len(chunk)))],
+                [
+                    pa.array([None] * len(chunk), pa.binary()),
+                    pa.array(chunk, pa.binary()),
+                    pa.array(np.arange(len(chunk))),
+                ],
                 names=["key", "value", "offset"],
             )
         )
@@ -158,6 +199,46 @@ def decode_alone(
     started = time.process_time()  # CPU time: the machine may be shared
     rows = sum(decoder.decode(b, str)[0].num_rows for b in batches)
     return rows / (time.process_time() - started)
+
+
+def decode_native_and_pure(
+    values: list[bytes],
+    registry_url: str,
+    topic: str,
+    value_format: str,
+    native: bool,
+    labels: tuple[str, str, str],
+) -> None:
+    """Prints decoding alone on the native path and, on a 60k slice, the pure fallback (forced by the
+    environment variable ``labels[2]``), with their ratio."""
+    native_label, pure_label, env = labels
+    path = native_label if native else pure_label
+    rate = decode_alone(values, registry_url, topic, value_format=value_format)
+    print(
+        f"decoding alone (RecordDecoder, {path} path, CPU time): {rate / 1e6:.3f} M records/s per core "
+        f"[load {loadavg()}]"
+    )
+    if native:  # the pure fallback on a slice, for the ratio
+        os.environ[env] = "python"
+        try:
+            slow = decode_alone(values[:60_000], registry_url, topic, value_format=value_format)
+        finally:
+            del os.environ[env]
+        print(
+            f"decoding alone, {pure_label} fallback, 60k records: {slow / 1e6:.3f} M records/s per core; "
+            f"native/{pure_label} = {rate / slow:.1f}x [load {loadavg()}]"
+        )
+
+
+def parse_args(doc: str | None) -> argparse.Namespace:
+    """The options the registry benchmarks share (``--records``, ``--partitions``, ``--warmup``,
+    ``--rounds``), with ``doc`` as the help text."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=2)
+    return parser.parse_args()
 
 
 def best_of(readers: dict[str, Any], warmup: int, rounds: int, records: int) -> dict[str, float]:
@@ -177,54 +258,72 @@ def best_of(readers: dict[str, Any], warmup: int, rounds: int, records: int) -> 
     return best
 
 
+@dataclass
+class RegistryBench:
+    """What a registry benchmark reads: a real registry and broker, a topic, the value schema's id,
+    and the Spark session the benchmark starts (stopped with the rest)."""
+
+    registry: Any
+    broker: Any = None
+    topic: str = ""
+    schema_id: int = 0
+    spark: Any = None
+
+
+@contextmanager
+def registry_bench(partitions: int, schema: str, schema_type: str | None = None) -> Iterator[RegistryBench]:
+    """A registry and a broker started, a topic created and ``schema`` registered as its value
+    subject; all stopped on the way out."""
+    from sparkflow_testing.kafka.brokers import start_broker
+    from sparkflow_testing.registry.apicurio import start_apicurio
+
+    bench = RegistryBench(start_apicurio())
+    try:
+        bench.broker = start_broker("apache-kafka")
+        bench.topic = bench.broker.create_topic(partitions)
+        kind = () if schema_type is None else (schema_type,)
+        bench.schema_id = bench.registry.register(f"{bench.topic}-value", schema, *kind)
+        yield bench
+    finally:
+        if bench.spark is not None:
+            bench.spark.stop()
+        if bench.broker is not None:
+            bench.broker.stop()
+        bench.registry.stop()
+
+
 def main() -> None:
     """Run the benchmark."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--records", type=int, default=1_000_000)
-    parser.add_argument("--partitions", type=int, default=4)
-    parser.add_argument("--warmup", type=int, default=1)
-    parser.add_argument("--rounds", type=int, default=2)
-    args = parser.parse_args()
+    args = parse_args(__doc__)
 
     from pyspark.sql import functions as F  # noqa: N812
     from pyspark.sql.avro.functions import from_avro
 
     from connector_base.spark import local_spark_session
     from integration_tests.connectors.formats.from_avro_oracle import spark_avro_jars
-    from sparkflow_testing.kafka.brokers import start_broker
-    from sparkflow_testing.registry.apicurio import start_apicurio
     from sparkflow_testing.spark.kafka_source import NEWEST_SERVED, spark_kafka_jars
 
-    registry = start_apicurio()
-    broker = start_broker("apache-kafka")
-    spark = None
-    try:
-        topic = broker.create_topic(args.partitions)
-        schema_id = registry.register(f"{topic}-value", json.dumps(SCHEMA))
+    with registry_bench(args.partitions, json.dumps(SCHEMA)) as bench:
+        registry, broker, topic, schema_id = bench.registry, bench.broker, bench.topic, bench.schema_id
         t0 = time.perf_counter()
         values = encode(schema_id, args.records)
-        produce(broker.bootstrap, topic, values)
-        print(f"produced {args.records} records ({sum(map(len, values)) / len(values):.0f} B avg) in {time.perf_counter() - t0:.1f}s")
+        produce(broker.bootstrap, topic, values, since=t0)
 
         from connectors.formats.avro_decoder import native_avro_decoder
 
-        path = "native (arrow-avro)" if native_avro_decoder() is not None else "fastavro"
-        rate = decode_alone(values, registry.url, topic)
-        print(f"decoding alone (RecordDecoder, {path} path, CPU time): {rate / 1e6:.3f} M records/s per core [load {loadavg()}]")
-        if native_avro_decoder() is not None:  # the pure fallback on a slice, for the ratio
-            os.environ["SPARKFLOW_AVRO_DECODER"] = "python"
-            slow = decode_alone(values[:60_000], registry.url, topic)
-            del os.environ["SPARKFLOW_AVRO_DECODER"]
-            print(f"decoding alone, fastavro fallback, 60k records: {slow / 1e6:.3f} M records/s per core; native/fastavro = {rate / slow:.1f}x")
+        decode_native_and_pure(
+            values, registry.url, topic, "avro-confluent", native_avro_decoder() is not None,
+            ("native (arrow-avro)", "fastavro", "SPARKFLOW_AVRO_DECODER"),
+        )  # fmt: skip
         del values
 
         jars = [str(p) for p in spark_kafka_jars(NEWEST_SERVED)] + spark_avro_jars()
-        spark = local_spark_session("bench-avro", cores=2, spark__jars=",".join(jars))
+        spark = bench.spark = local_spark_session("bench-avro", cores=2, spark__jars=",".join(jars))
         spark.sparkContext.setLogLevel("ERROR")
         schema_json = json.dumps(SCHEMA)
 
-        def ours() -> int:
-            df = (
+        def ours_df() -> Any:
+            return (
                 spark.read.format("kafka-unified")
                 .option("kafka.bootstrap.servers", broker.bootstrap)
                 .option("subscribe", topic)
@@ -232,7 +331,9 @@ def main() -> None:
                 .option("schemaRegistry.url", registry.url)
                 .load()
             )
-            return int(df.where("id is not null").count())
+
+        def ours() -> int:
+            return int(ours_df().where("id is not null").count())
 
         def theirs() -> int:
             df = (
@@ -244,17 +345,27 @@ def main() -> None:
             )
             return int(df.where("v is not null").count())
 
-        best = best_of({"kafka-unified": ours, "spark-from-avro": theirs}, args.warmup, args.rounds, args.records)
+        from benchmarks.spark_floor import floor_frame
+
+        sample_df = ours_df()
+        sample = sample_df.limit(20_000).toArrow()
+
+        floor_df = floor_frame(spark, sample_df.schema, args.records, sample, partitions=args.partitions)
+
+        def floor() -> int:
+            return int(floor_df.where("id is not null").count())
+
+        readers = {"kafka-unified": ours, "spark-from-avro": theirs, "python-floor": floor}
+        best = best_of(readers, args.warmup, args.rounds, args.records)
         ratio = best["spark-from-avro"] / best["kafka-unified"]
         print(
-            f"best: kafka-unified {best['kafka-unified']:.2f}s, spark-from-avro {best['spark-from-avro']:.2f}s; "
-            f"ratio kafka-unified/spark-from-avro = {ratio:.2f}x (goal >= 1.0x, moonshot 1.5x)"
+            f"best: kafka-unified {best['kafka-unified']:.2f}s, "
+            f"spark-from-avro {best['spark-from-avro']:.2f}s, "
+            f"python-floor {best['python-floor']:.2f}s; "
+            f"ratio kafka-unified/spark-from-avro = {ratio:.2f}x (goal >= 1.0x, moonshot 1.5x); "
+            f"kafka-unified/python-floor = {best['python-floor'] / best['kafka-unified']:.2f}; "
+            f"python-floor/spark-from-avro = {best['spark-from-avro'] / best['python-floor']:.2f}x"
         )
-    finally:
-        if spark is not None:
-            spark.stop()
-        broker.stop()
-        registry.stop()
 
 
 if __name__ == "__main__":

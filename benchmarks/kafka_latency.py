@@ -8,8 +8,9 @@ column with headers, into ``foreachBatch``, which collects the batch's timestamp
 the batch was done: a record's latency is that time minus its CreateTime (produce to sink). Readers
 run one after another on the same stream for ``--seconds`` each (the first ``--settle`` seconds of
 each are not counted), in the order spark-kafka, native, python, then again reversed, in one Spark
-session. Printed: p50, p99 and max latency, records/s seen, per reader and round, and the ratios of
-the p99s (goal: kafka-unified's p99 no worse than Spark's source's).
+session. Printed: p50, p99 and max latency, records/s seen, per reader and round, the median
+duration of each phase of a micro-batch from Spark's query progress (where a reader's time goes),
+and the ratios of the p99s (goal: kafka-unified's p99 no worse than Spark's source's).
 
     python -m benchmarks.kafka_latency
     python -m benchmarks.kafka_latency --rate 5000 --seconds 20 --readers spark-kafka,native
@@ -18,6 +19,7 @@ the p99s (goal: kafka-unified's p99 no worse than Spark's source's).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -62,8 +64,50 @@ class SteadyProducer(threading.Thread):
         self.producer.flush(30)
 
 
-def measure(spark: Any, reader: str, bootstrap: str, topic: str, seconds: float, settle: float) -> np.ndarray:
-    """Latencies (ms) of the records a query through ``reader`` delivered after ``settle`` seconds."""
+PHASES = ("latestOffset", "queryPlanning", "getBatch", "addBatch", "walCommit", "commitOffsets")
+"""The parts of a micro-batch's ``durationMs`` in Spark's query progress, in the order they run."""
+
+
+def phase_medians(progress: list[dict[str, Any]], settle_ms: float) -> dict[str, float]:
+    """Median milliseconds per phase over the micro-batches that read records after the settle time.
+
+    ``addBatch`` includes the read tasks and the sink; ``triggerExecution`` is the whole micro-batch;
+    ``between`` is the gap from one micro-batch's end to the next one's start (the trigger's wait).
+    """
+    batches = [p for p in progress if p.get("numInputRows", 0) > 0]
+    if not batches:
+        return {}
+    first = _epoch_ms(batches[0]["timestamp"])
+    batches = [p for p in batches if _epoch_ms(p["timestamp"]) - first >= settle_ms] or batches
+    medians = {
+        phase: float(np.median([p["durationMs"].get(phase, 0) for p in batches]))
+        for phase in (*PHASES, "triggerExecution")
+    }
+    starts = [_epoch_ms(p["timestamp"]) for p in batches]
+    ends = [s + p["durationMs"].get("triggerExecution", 0) for s, p in zip(starts, batches, strict=True)]
+    gaps = [b - e for e, b in zip(ends, starts[1:], strict=False)]
+    medians["between"] = float(np.median(gaps)) if gaps else 0.0
+    medians["rows"] = float(np.median([p["numInputRows"] for p in batches]))
+    return medians
+
+
+def _epoch_ms(stamp: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000.0
+
+
+def format_phases(medians: dict[str, float]) -> str:
+    """One line: the median milliseconds of each phase, and the rows of a median micro-batch."""
+    parts = [f"{name} {medians[name]:.0f}" for name in (*PHASES, "triggerExecution", "between")]
+    return ", ".join(parts) + f" ms; {medians['rows']:.0f} rows per batch"
+
+
+def measure(
+    spark: Any, reader: str, bootstrap: str, topic: str, seconds: float, settle: float
+) -> tuple[np.ndarray, dict[str, float]]:
+    """Latencies (ms) of the records a query through ``reader`` delivered after ``settle`` seconds,
+    and the median duration of each phase of its micro-batches (``phase_medians``)."""
     latencies: list[np.ndarray] = []
     started = time.time()
 
@@ -89,8 +133,9 @@ def measure(spark: Any, reader: str, bootstrap: str, topic: str, seconds: float,
             .start()
         )
         time.sleep(settle + seconds)
+        progress = [json.loads(p.json) for p in query.recentProgress]
         query.stop()
-    return np.concatenate(latencies) if latencies else np.array([])
+    return np.concatenate(latencies) if latencies else np.array([]), phase_medians(progress, settle * 1000)
 
 
 def main() -> None:
@@ -123,7 +168,7 @@ def main() -> None:
         for round_readers in (readers, list(reversed(readers))):
             for reader in round_readers:
                 load = loadavg()
-                lat = measure(spark, reader, broker.bootstrap, topic, args.seconds, args.settle)
+                lat, phases = measure(spark, reader, broker.bootstrap, topic, args.seconds, args.settle)
                 results[reader].append(lat)
                 if len(lat):
                     print(
@@ -132,6 +177,8 @@ def main() -> None:
                         f"max {lat.max():.0f} ms; load {load}",
                         flush=True,
                     )
+                    if phases:
+                        print(f"  {reader} micro-batch medians: {format_phases(phases)}", flush=True)
                 else:
                     print(f"{reader}: no records after {args.settle:.0f} s; load {load}", flush=True)
         spark.stop()

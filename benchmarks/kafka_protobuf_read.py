@@ -13,7 +13,9 @@ spark-protobuf (Maven Central):
   ``count``.
 
 Best of ``--rounds`` interleaved rounds after ``--warmup``; ratio kafka-unified / spark-from-protobuf
-(>1 means we are faster). Then decoding alone, outside Spark (``RecordDecoder.decode``, one thread).
+(>1 means we are faster). Before that, decoding alone, outside Spark (``RecordDecoder.decode``, one
+thread, CPU time): the native decoder on every record, the Python (protobuf runtime) decoder on a
+60k slice (``SPARKFLOW_PROTOBUF_DECODER=python``), and their ratio.
 
 Where spark-protobuf cannot be resolved (the package mirror here serves no version of it), the
 baseline is ``spark-kafka-raw`` instead: ``format("kafka")`` counting ``value is not null`` without
@@ -24,7 +26,6 @@ decoding, the floor any decoding reader sits above, printed as such.
 
 from __future__ import annotations
 
-import argparse
 import os
 import struct
 import sys
@@ -33,7 +34,14 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.kafka_avro_read import best_of, decode_alone, loadavg, produce, record  # noqa: E402
+from benchmarks.kafka_avro_read import (  # noqa: E402
+    best_of,
+    decode_native_and_pure,
+    parse_args,
+    produce,
+    record,
+    registry_bench,
+)
 
 PROTO = """
 syntax = "proto3";
@@ -88,56 +96,40 @@ def encode(schema_id: int, n: int) -> tuple[list[bytes], bytes]:
 
 def main() -> None:
     """Run the benchmark."""
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--records", type=int, default=1_000_000)
-    parser.add_argument("--partitions", type=int, default=4)
-    parser.add_argument("--warmup", type=int, default=1)
-    parser.add_argument("--rounds", type=int, default=2)
-    args = parser.parse_args()
+    args = parse_args(__doc__)
 
     from pyspark.sql import functions as F  # noqa: N812
     from pyspark.sql.protobuf.functions import from_protobuf
 
     from connector_base.spark import local_spark_session
     from integration_tests.connectors.formats.from_protobuf_oracle import spark_protobuf_jars
-    from sparkflow_testing.kafka.brokers import start_broker
     from sparkflow_testing.maven import MavenError
-    from sparkflow_testing.registry.apicurio import start_apicurio
     from sparkflow_testing.spark.kafka_source import NEWEST_SERVED, spark_kafka_jars
 
-    registry = start_apicurio()
-    broker = start_broker("apache-kafka")
-    spark = None
-    try:
-        topic = broker.create_topic(args.partitions)
-        schema_id = registry.register(f"{topic}-value", PROTO, "PROTOBUF")
+    with registry_bench(args.partitions, PROTO, "PROTOBUF") as bench:
+        registry, broker, topic, schema_id = bench.registry, bench.broker, bench.topic, bench.schema_id
         t0 = time.perf_counter()
         values, descriptor_set = encode(schema_id, args.records)
-        produce(broker.bootstrap, topic, values)
-        print(
-            f"produced {args.records} records ({sum(map(len, values)) / len(values):.0f} B avg) in {time.perf_counter() - t0:.1f}s"
-        )
+        produce(broker.bootstrap, topic, values, since=t0)
 
-        cpu0 = time.process_time()
-        rate = decode_alone(values, registry.url, topic, value_format="protobuf-confluent")
-        print(
-            f"decoding alone (RecordDecoder, protobuf path, 1 thread): {rate / 1e6:.3f} M records/s wall, "
-            f"{args.records / (time.process_time() - cpu0) / 1e6:.3f} M records/s per core (CPU time, "
-            f"incl. batch building) [load {loadavg()}]"
-        )
+        from connectors.formats.protobuf_native import native_protobuf_decoder
+
+        decode_native_and_pure(
+            values, registry.url, topic, "protobuf-confluent", native_protobuf_decoder() is not None,
+            ("native (ProtobufBatchDecoder)", "protobuf-runtime", "SPARKFLOW_PROTOBUF_DECODER"),
+        )  # fmt: skip
         del values
 
         try:
             protobuf_jars = spark_protobuf_jars()
         except MavenError as exc:
             print(
-                f"spark-protobuf unavailable ({str(exc).splitlines()[0]}): baseline is spark-kafka-raw (no decoding)"
+                f"spark-protobuf unavailable ({str(exc).splitlines()[0]}): "
+                "baseline is spark-kafka-raw (no decoding)"
             )
             protobuf_jars = []
         jars = [str(p) for p in spark_kafka_jars(NEWEST_SERVED)] + protobuf_jars
-        spark = local_spark_session("bench-protobuf", cores=2, spark__jars=",".join(jars))
+        spark = bench.spark = local_spark_session("bench-protobuf", cores=2, spark__jars=",".join(jars))
         spark.sparkContext.setLogLevel("ERROR")
 
         def ours() -> int:
@@ -183,11 +175,6 @@ def main() -> None:
             f"ratio kafka-unified/{baseline} = {ratio:.2f}x"
             + (" (goal >= 1.0x)" if protobuf_jars else " (a floor: the baseline decodes nothing)")
         )
-    finally:
-        if spark is not None:
-            spark.stop()
-        broker.stop()
-        registry.stop()
 
 
 if __name__ == "__main__":

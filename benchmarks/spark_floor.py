@@ -19,7 +19,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
-__all__ = ["floor_read"]
+__all__ = ["floor_frame", "floor_read"]
 
 BATCH_ROWS = 65_536
 
@@ -49,10 +49,12 @@ def _column(field: pa.Field, rows: int, binary_size: int, null: bool) -> pa.Arra
 class _FloorReader(DataSourceReader):
     def __init__(self, schema: StructType, options: dict[str, str]) -> None:
         self.schema_json = schema.json()
+        # Spark hands the options over with lower-case names
         self.rows = int(options["rows"])
         self.partitions_n = int(options.get("partitions", "2"))
-        self.binary_size = int(options.get("binarySize", "100"))
-        self.null_columns = set(filter(None, options.get("nullColumns", "").split(",")))
+        self.binary_size = int(options.get("binarysize", "100"))
+        self.null_columns = set(filter(None, options.get("nullcolumns", "").split(",")))
+        self.batch_file = options.get("batchfile")
 
     def partitions(self) -> list[InputPartition]:
         return [InputPartition(i) for i in range(self.partitions_n)]
@@ -63,13 +65,19 @@ class _FloorReader(DataSourceReader):
         schema = to_arrow_schema(StructType.fromJson(json.loads(self.schema_json)))
         index = partition.value  # type: ignore[attr-defined]
         rows = self.rows // self.partitions_n + (1 if index < self.rows % self.partitions_n else 0)
-        batch = pa.RecordBatch.from_arrays(
-            [_column(f, BATCH_ROWS, self.binary_size, f.name in self.null_columns) for f in schema],
-            schema=schema,
-        )
+        if self.batch_file:  # a connector's real output, repeated
+            with pa.memory_map(self.batch_file) as source:
+                table = pa.ipc.open_file(source).read_all().cast(schema)
+            batch = table.combine_chunks().to_batches()[0]
+        else:
+            batch = pa.RecordBatch.from_arrays(
+                [_column(f, BATCH_ROWS, self.binary_size, f.name in self.null_columns) for f in schema],
+                schema=schema,
+            )
+        size = batch.num_rows
         while rows > 0:
-            yield batch if rows >= BATCH_ROWS else batch.slice(0, rows)
-            rows -= BATCH_ROWS
+            yield batch if rows >= size else batch.slice(0, rows)
+            rows -= size
 
 
 class _FloorSource(DataSource):
@@ -82,6 +90,33 @@ class _FloorSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return _FloorReader(schema, dict(self.options))
+
+
+def floor_frame(spark: Any, schema: StructType, rows: int, sample: pa.Table, partitions: int = 2) -> Any:
+    """A DataFrame of ``rows`` rows of ``schema``: ``sample`` (a connector's real output) over and over.
+
+    The floor for typed columns (nested records, maps, decimals) whose synthetic values would not
+    cost Spark what real ones do. ``sample`` is written once to an Arrow file the executors read
+    (removed when this process exits); build the frame once and query it every round.
+    """
+    import atexit
+    import os
+    import tempfile
+
+    spark.dataSource.register(_FloorSource)
+    fd, path = tempfile.mkstemp(prefix="spark-floor-", suffix=".arrow")
+    os.close(fd)
+    atexit.register(os.remove, path)
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, sample.schema) as writer:
+        writer.write_table(sample)
+    return (
+        spark.read.format("benchmark-floor")
+        .option("schema", schema.json())
+        .option("rows", str(rows))
+        .option("partitions", str(partitions))
+        .option("batchFile", path)
+        .load()
+    )
 
 
 def floor_read(

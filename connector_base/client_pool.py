@@ -20,10 +20,12 @@ import logging
 import threading
 import time
 import weakref
-from collections.abc import Callable, Hashable
-from typing import Generic, TypeVar
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, Generic, TypeVar
 
-__all__ = ["DEFAULT_IDLE_TIMEOUT_S", "IdleClientPool", "close_all_idle"]
+from connector_base.serialization import dumps_canonical
+
+__all__ = ["DEFAULT_IDLE_TIMEOUT_S", "IdleClientPool", "close_all_idle", "config_key"]
 
 LOG = logging.getLogger(__name__)
 
@@ -32,6 +34,13 @@ ClientT = TypeVar("ClientT")
 
 DEFAULT_IDLE_TIMEOUT_S = 30.0
 DEFAULT_MAX_IDLE_PER_KEY = 4
+
+
+def config_key(config: Mapping[str, Any]) -> str:
+    """A pool key for clients made from ``config``: the same settings give the same key (in memory
+    only: a config may hold secrets)."""
+    return dumps_canonical({k: str(v) for k, v in config.items()})
+
 
 _POOLS: weakref.WeakSet[IdleClientPool[object]] = weakref.WeakSet()
 

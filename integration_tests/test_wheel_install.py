@@ -273,16 +273,17 @@ def test_every_registration_module_is_in_py_modules() -> None:
 # --- the wheel on every Python pyspark supports ----------------------------------------------------
 PYTHONS = ("3.11", "3.12", "3.13")
 MATRIX_EXTRAS = "kafka,kinesis,pravega"
-UNIT_TEST_TOOLS = ("pytest>=8,<10", "pytest-timeout>=2.3,<3", "hypothesis>=6.100,<7")
+UNIT_TEST_TOOLS = ("pytest>=8,<10", "pytest-timeout>=2.3,<3", "hypothesis>=6.100,<7", "psutil>=5.9,<8")
 """What the unit tests need beyond the wheel and its extras."""
 INSTALL_TIMEOUT_S = 1800
 UNIT_TESTS_NOT_OF_THE_WHEEL = (
     "--ignore=unit_tests/sparkflow_testing",
     "--ignore=unit_tests/test_import_structure.py",
     "--ignore=unit_tests/mutants",
+    "--ignore=unit_tests/tools",
 )
-"""Tests of the test infrastructure (another distribution), of the source tree's imports and of the
-mutation list (the source tree's `mutants/`)."""
+"""Tests of the test infrastructure (another distribution), of the source tree's imports, of the
+mutation list (the source tree's `mutants/`) and of the test runner (`tools/`)."""
 
 
 SUITE_PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
@@ -325,10 +326,12 @@ def find_python(version: str) -> Path | None:
 def _installer(venv_python: Path) -> list[str]:
     """The command that installs into ``venv_python``'s venv from the package index: uv (the test extra
     installs it) when it is there, as it installs pyspark into a fresh venv in seconds from its cache
-    where pip takes minutes; else the venv's own pip."""
+    where pip takes minutes; else the venv's own pip. uv is told to compile the modules as pip does:
+    where ``PYTHONDONTWRITEBYTECODE`` is set (as on the CI machines) nothing would cache them later,
+    and every Spark worker of the unit tests would compile pyspark from source again."""
     uv = Path(sys.executable).with_name("uv")
     if uv.exists():
-        return [str(uv), "pip", "install", "-q", "--python", str(venv_python)]
+        return [str(uv), "pip", "install", "-q", "--compile-bytecode", "--python", str(venv_python)]
     return [str(venv_python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
 
 

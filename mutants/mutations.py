@@ -15,6 +15,9 @@ from mutants.mutation import Mutation
 __all__ = ["MUTATIONS"]
 
 REAL_KAFKA = {"KAFKA_BROKERS": "apache-kafka"}
+PYTHON_READER = {**REAL_KAFKA, "SPARKFLOW_KAFKA_READER": "python"}
+"""For mutations of the confluent-kafka reader: ``kafka.reader=auto`` takes the compiled one where built."""
+NATIVE_READER = {**REAL_KAFKA, "SPARKFLOW_KAFKA_READER": "native"}
 
 _PRAVEGA_PLANNER = "connectors/pravega/planner.py"
 _KAFKA_READER = "connectors/kafka/split_reader.py"
@@ -69,7 +72,19 @@ MUTATIONS: tuple[Mutation, ...] = (
         tests=(
             "integration_tests/connectors/kafka/test_kafka_reader.py::test_exact_ranges_replay_and_pooled_consumers",
         ),
-        env=REAL_KAFKA,
+        env=PYTHON_READER,
+    ),
+    Mutation(
+        name="native-kafka-reader-reads-the-stop-offset",
+        guarantee="stop offsets and EOF",
+        path="connectors/kafka/native_split_reader.py",
+        search='end = int(np.searchsorted(offsets, stop, "left"))',
+        replace='end = int(np.searchsorted(offsets, stop, "right"))',
+        why="the compiled reader's split emits the record at its range's end offset, read again next",
+        tests=(
+            "integration_tests/connectors/kafka/test_kafka_reader.py::test_exact_ranges_replay_and_pooled_consumers",
+        ),
+        env=NATIVE_READER,
     ),
     Mutation(
         name="kafka-partition-eof-ignored-under-read-committed",
@@ -81,7 +96,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         tests=(
             "integration_tests/connectors/kafka/test_kafka_streaming.py::test_read_committed_stream_crosses_transaction_markers",
         ),
-        env=REAL_KAFKA,
+        env=PYTHON_READER,
     ),
     Mutation(
         name="pravega-end-stream-cut-ignored",
@@ -112,7 +127,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         tests=(
             "integration_tests/connectors/kafka/test_kafka_reader.py::test_data_loss_is_detected_on_executors",
         ),
-        env=REAL_KAFKA,
+        env=PYTHON_READER,
     ),
     Mutation(
         name="kafka-deleted-topic-unnoticed",
@@ -160,12 +175,47 @@ MUTATIONS: tuple[Mutation, ...] = (
         name="max-files-per-trigger-admits-one-more",
         guarantee="per-trigger limits",
         path="connector_base/spark/read_limits.py",
-        search="pending = pending[: limits.max_files]",
-        replace="pending = pending[: limits.max_files + 1]",
+        search="[: limits.max_files]",
+        replace="[: limits.max_files + 1]",
         why="maxFilesPerTrigger admits one file more per batch",
         tests=(
             "unit_tests/connector_base/spark/test_read_limits.py",
             "unit_tests/connectors/files/test_files_offset_growth.py",
+        ),
+    ),
+    Mutation(
+        name="json-single-quotes-refused-by-default",
+        guarantee="files read as Spark reads them",
+        path="connectors/files/options.py",
+        search='single_quotes=_bool(lowered, "allowsinglequotes", True)',
+        replace='single_quotes=_bool(lowered, "allowsinglequotes", False)',
+        why="a JSON line in single quotes, which Spark reads by default, is malformed",
+        tests=(
+            "unit_tests/connectors/files/test_files_json_lenient.py",
+            "integration_tests/connectors/files/test_files_differential.py::test_fixed_differences_stay_fixed",
+        ),
+    ),
+    Mutation(
+        name="json-leading-zeros-kept-in-the-value",
+        guarantee="files read as Spark reads them",
+        path="connectors/files/formats/json_lenient.py",
+        search="while start + drop < digits_end - 1 and",
+        replace="while False and",
+        why="allowNumericLeadingZeros=true still refuses 007",
+        tests=(
+            "unit_tests/connectors/files/test_files_json_lenient.py",
+            "integration_tests/connectors/files/test_files_differential.py::test_fixed_differences_stay_fixed",
+        ),
+    ),
+    Mutation(
+        name="max-files-per-trigger-ignores-file-age",
+        guarantee="per-trigger limits",
+        path="connectors/files/source.py",
+        search="return (-split.mtime_ms if self.options.latest_first else split.mtime_ms, split.path)",
+        replace="return (0, split.path)",
+        why="maxFilesPerTrigger admits files by path, not oldest first (or newest with latestFirst)",
+        tests=(
+            "integration_tests/connectors/files/test_files_differential.py::test_fixed_differences_stay_fixed",
         ),
     ),
     # --- exactly once across driver restarts ------------------------------------------------------
@@ -241,6 +291,19 @@ MUTATIONS: tuple[Mutation, ...] = (
         replace='old if st != "NONE" else new',
         why="a re-run batch keeps a recorded transaction that was aborted: its events are lost",
         tests=("unit_tests/connectors/pravega/test_txn_log.py",),
+    ),
+    # --- Kafka sink delivery ----------------------------------------------------------------------
+    Mutation(
+        name="kafka-sink-pools-a-failed-tasks-producer",
+        guarantee="sink delivery (at least once)",
+        path="connectors/kafka/native_sink.py",
+        search="producer_pool.release(key, client, reusable=delivered)",
+        replace="producer_pool.release(key, client, reusable=True)",
+        why="a producer whose delivery failed is lent to the next task, with what it still held queued",
+        tests=(
+            "integration_tests/connectors/kafka/test_kafka_sink.py::test_producers_are_pooled_between_tasks_and_a_failed_one_is_closed",
+        ),
+        env=NATIVE_READER,
     ),
     # --- event-time cut ---------------------------------------------------------------------------
     Mutation(
@@ -360,6 +423,27 @@ MUTATIONS: tuple[Mutation, ...] = (
         replace="return FileEnumeratorState([], pending)",
         why="a version 1 checkpoint is read without its processed files: every file is read again",
         tests=("unit_tests/connectors/files/test_files_split.py",),
+    ),
+    # --- record formats: Avro unions ---------------------------------------------------------------
+    Mutation(
+        name="avro-native-union-member-by-position",
+        guarantee="Avro unions decoded as Spark's member<i> structs",
+        path="connectors/formats/avro_unions.py",
+        search="_branch_values(codes, offsets, code, spark_unions(child, target.field(k).type))",
+        replace="_branch_values(codes, offsets, k, spark_unions(child, target.field(k).type))",
+        why="a union's members are taken by position among the non-null branches instead of their "
+        "Arrow type code: with a null branch first every value lands in the wrong member",
+        tests=("unit_tests/connectors/formats/test_avro_native.py",),
+    ),
+    Mutation(
+        name="avro-fastavro-union-of-records-guessed",
+        guarantee="Avro unions decoded as Spark's member<i> structs",
+        path="connectors/formats/avro_decoder.py",
+        search="            return_record_name=True,\n",
+        replace="",
+        why="the fastavro path reads a union of several records without their names and puts every "
+        "value in the first record's member",
+        tests=("unit_tests/connectors/formats/test_avro_native.py",),
     ),
     # --- files offset compaction ------------------------------------------------------------------
     Mutation(

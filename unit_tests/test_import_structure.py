@@ -159,7 +159,9 @@ def test_the_product_never_imports_the_test_infrastructure_or_the_demos() -> Non
     product = {
         m: p
         for m, p in modules.items()
-        if m.split(".")[0] in PRODUCT or m.startswith("pyspark_") or m == "sparkflow_daemon"
+        if m.split(".")[0] in PRODUCT
+        or m.startswith("pyspark_")
+        or m in ("sparkflow_daemon", "sparkflow_lookup", "sparkflow_python")
     }
     assert "connector_base.testing.source_test_suite" in product and "pyspark_kafka_unified" in product
     for module, path in product.items():

@@ -24,7 +24,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from connector_base.errors import ConnectorError
 from connector_base.serialization import Json
@@ -147,6 +147,11 @@ class SplitPlanner(ABC, Generic[SplitT]):
 
     def on_commit(self, positions: Mapping[str, tuple[SplitT, Position]]) -> None:
         """Spark committed a micro-batch that ended at ``positions`` (for example commit a group)."""
+
+    def admission_key(self, split: SplitT) -> Any:
+        """Orders the splits a whole-split limit (``maxFilesPerTrigger``) admits, smallest first. The
+        default keeps the order they are known in (discovery, or their ids after a restart)."""
+        return ()
 
     def push_filters(self, filters: Sequence[ColumnFilter]) -> None:
         """Batch reads only: the filters the data source's ``filter_support`` accepted, given

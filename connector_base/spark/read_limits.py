@@ -24,7 +24,8 @@ def admit(
     backlog gets nothing); bytes are cut to sum to the maximum, and the same never-starve rule holds:
     a split whose byte share admits none of it gets its smallest unit (``SplitPlanner.smallest_cut``:
     one record, line or row group), so a batch may exceed the byte maximum by one unit per split.
-    ``max_files`` admits whole splits in order. Some progress is always made when data is available.
+    ``max_files`` admits whole splits in the planner's order (``SplitPlanner.admission_key``).
+    Some progress is always made when data is available.
     """
     ends = {sid: end for sid, (_split, _start, end) in ranges.items()}
     if limits is None or limits.is_unlimited:
@@ -38,7 +39,7 @@ def admit(
         if sid not in pending:
             result[sid] = ends[sid]
     if limits.max_files is not None:
-        pending = pending[: limits.max_files]
+        pending = sorted(pending, key=lambda sid: planner.admission_key(ranges[sid][0]))[: limits.max_files]
     quotas_records = _proportional(pending, backlogs, limits.max_records, "records")
     quotas_bytes = _proportional(pending, backlogs, limits.max_bytes, "bytes")
     progressed = False

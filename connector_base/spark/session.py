@@ -4,19 +4,35 @@ from __future__ import annotations
 
 import os
 import sys
+import sysconfig
 from typing import Any
 
-__all__ = ["local_spark_session", "ensure_pyspark_python"]
+__all__ = ["ensure_pyspark_python", "local_spark_session", "pyspark_python"]
 
 
 def ensure_pyspark_python() -> None:
-    """Point Spark's Python workers at this interpreter.
+    """Point Spark's Python processes at this interpreter.
 
     Must happen before the session starts: the ``spark.pyspark.python`` setting alone does not
-    reach the workers that plan and read Python data sources.
+    reach the workers that plan and read Python data sources. Spark takes the interpreter of a data
+    source registered with ``spark.dataSource.register`` from ``PYSPARK_PYTHON``, but that of one it
+    finds itself (the ``pyspark_*`` modules this package installs: ``kafka-unified`` and the others)
+    from ``PYSPARK_DRIVER_PYTHON`` first, so both are set; a ``PYSPARK_DRIVER_PYTHON`` set to anything
+    but this interpreter is left alone. Where this package's ``sparkflow-python`` script is installed
+    beside the interpreter, these processes start through it: the same interpreter, with pyspark
+    imported compiled from site-packages rather than from Spark's zip, which the processes that plan
+    a read would otherwise compile on every query's first use of them (see ``sparkflow_python``).
     """
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    python = pyspark_python()
+    os.environ["PYSPARK_PYTHON"] = python
+    if os.environ.get("PYSPARK_DRIVER_PYTHON", sys.executable) in (sys.executable, python):
+        os.environ["PYSPARK_DRIVER_PYTHON"] = python
+
+
+def pyspark_python() -> str:
+    """``sparkflow-python`` of this interpreter's scripts directory if installed, else the interpreter."""
+    script = os.path.join(sysconfig.get_path("scripts"), "sparkflow-python")
+    return script if os.access(script, os.X_OK) else sys.executable
 
 
 def local_spark_session(app_name: str = "sparkflow", cores: int = 2, **conf: Any) -> Any:

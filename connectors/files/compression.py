@@ -14,7 +14,7 @@ import gzip
 import io
 import zlib
 from collections.abc import Callable, Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from connector_base import DataLossError
 
@@ -45,10 +45,23 @@ def _open(path: str, codec: str | None) -> BinaryIO:
     return open(path, "rb")
 
 
-def line_chunks(path: str, chunk_bytes: int) -> Iterator[tuple[int, bytes]]:
+def line_chunks(path: str, chunk_bytes: int, ignore_corrupt: bool = False) -> Iterator[tuple[int, bytes]]:
     """The (decompressed) content of ``path`` as ``(offset, bytes)`` chunks of about ``chunk_bytes``
-    that end after a ``\\n`` (or at the end), so that no line is cut; memory stays one chunk."""
+    that end after a ``\\n`` (or at the end), so that no line is cut; memory stays one chunk.
+
+    ``ignore_corrupt``: a compressed file is decompressed whole up to its first error
+    (``decompress_readable``, ``ignoreCorruptFiles``), and no error is raised."""
     codec = codec_of(path)
+    if ignore_corrupt and codec is not None:
+        with open(path, "rb") as raw:
+            data, _whole = decompress_readable(path, raw.read())
+        at = 0
+        while at < len(data):
+            end = data.find(b"\n", at + chunk_bytes - 1)
+            end = len(data) if end < 0 else end + 1
+            yield at, data[at:end]
+            at = end
+        return
     offset, carry = 0, b""
     with _open(path, codec) as f:
         while True:
@@ -80,3 +93,44 @@ def decompress(path: str, raw: bytes) -> bytes:
             except (OSError, EOFError, ValueError, zlib.error) as e:
                 raise DataLossError(f"{name} file {path} cannot be decompressed: {e}") from e
     return raw
+
+
+_FEED_BYTES = 64 * 1024
+"""Compressed bytes fed to a decompressor at a time by ``decompress_readable`` (what a failing
+feed would have produced is lost, as a stream reader loses its last buffer)."""
+
+
+def _decompressor(codec: str) -> Any:
+    match codec:
+        case "gzip":
+            return zlib.decompressobj(16 + zlib.MAX_WBITS)
+        case "bzip2":
+            return bz2.BZ2Decompressor()
+        case _:
+            return zlib.decompressobj()
+
+
+def decompress_readable(path: str, raw: bytes, whole_lines: bool = True) -> tuple[bytes, bool]:
+    """What of the file ``path`` decompresses before its first error (``ignoreCorruptFiles``), and
+    whether it all did. Cut to its last complete line when not (``whole_lines``), as a line reader
+    that fails on the next read loses the line it was reading."""
+    codec = codec_of(path)
+    if codec is None or not raw:
+        return raw, True
+    out: list[bytes] = []
+    rest = raw
+    try:
+        while rest:  # gzip and bzip2 files may hold several members
+            d = _decompressor(codec)
+            for at in range(0, len(rest), _FEED_BYTES):
+                out.append(d.decompress(rest[at : at + _FEED_BYTES]))
+                if d.eof:
+                    break
+            if not d.eof:
+                raise EOFError("the compressed stream ends early")
+            rest = d.unused_data if codec != "deflate" else b""
+    except (OSError, EOFError, ValueError, zlib.error):
+        data = b"".join(out)
+        cut = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1 if whole_lines else len(data)
+        return data[:cut], False
+    return b"".join(out), True

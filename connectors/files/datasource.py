@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyspark.sql.types import StringType, StructType
 from typing_extensions import override
 
-from connector_base import InvalidOptionError
+from connector_base import ConnectorError, InvalidOptionError
 from connector_base.spark import ReadLimitOptions, SourceDataSource, SplitPlanner, to_arrow_schema
 from connector_base.spark.event_time_options import EventTimeOptions
 from connector_base.spark.filters import ColumnFilter, FilterSupport
@@ -53,7 +53,7 @@ class FilesDataSource(SourceDataSource):
         options = self._options()
         check_path(options.path)
         if not options.continuous:
-            check_glob_matches(options.path, options.recursive)
+            check_glob_matches(options.path, options.lists_recursively)
 
     @classmethod
     @override
@@ -73,9 +73,27 @@ class FilesDataSource(SourceDataSource):
     def create_source(self, schema: StructType, streaming: bool) -> FileSource:
         options = self._options()
         check_path(options.path)
-        partitions = partition_names(options.path) if options.recursive else ()
+        if streaming and options.modified.active:
+            key, value = (
+                ("modifiedBefore", options.modified.before)
+                if options.modified.before is not None
+                else ("modifiedAfter", options.modified.after)
+            )
+            raise InvalidOptionError(
+                key, value, "unset for a streaming read (Spark's file stream source refuses it too)"
+            )
+        partitions = partition_names(options.path) if options.discovers_partitions else ()
         _check_schema(schema, options, partitions)
-        return FileSource(options, ReadSchema.of(to_arrow_schema(schema), options, partitions))
+        read_schema = ReadSchema.of(to_arrow_schema(schema), options, partitions)
+        if read_schema.corrupt and not read_schema.data.names and options.format is not FileFormat.TEXT:
+            # Spark's UNSUPPORTED_FEATURE.QUERY_ONLY_CORRUPT_RECORD_COLUMN, for the same reason
+            raise ConnectorError(
+                f"the schema's only data column is the corrupt-record column {read_schema.corrupt!r} (an "
+                f"inferred schema is so when every record of the files is malformed): such a read is "
+                f"refused, as by Spark's json and csv sources; give a schema with the columns "
+                f"the records hold, or read the files with format text"
+            )
+        return FileSource(options, read_schema)
 
     @override
     def create_planner(self, source: FileSource) -> SplitPlanner[object]:  # type: ignore[override]

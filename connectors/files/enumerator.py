@@ -22,7 +22,14 @@ from connector_base import (
 )
 from connector_base.backlog_status import BacklogStatus
 from connector_base.serialization import Json
-from connectors.files.listing import FileStatus, is_glob, list_files, local_path
+from connectors.files.listing import (
+    FileStatus,
+    NameFilter,
+    glob_matches_anything,
+    is_glob,
+    list_files,
+    local_path,
+)
 from connectors.files.split import FileSourceSplit, FileSourceSplitSerializer
 
 LOG = logging.getLogger(__name__)
@@ -125,11 +132,13 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
         state: FileEnumeratorState | None = None,
         backlog_files: tuple[int, int] = (BACKLOG_ENTER_FILES, BACKLOG_EXIT_FILES),
         retention: FileRetention | None = None,
+        names: NameFilter | None = None,
     ) -> None:
         self._context = context
         self._backlog = BacklogStatus(context, backlog_files[0], backlog_files[1], "pending files")
         self._path = path
         self._recursive = recursive
+        self._names = names
         self._split_factory = split_factory
         self._continuous = continuous
         self._interval_s = discovery_interval_s
@@ -165,7 +174,7 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
         processed, pending, floor = self._processed, self._pending_paths, self._age_floor_ms
         splits: list[FileSourceSplit] = []
         incomplete: list[str] = []
-        statuses = list_files(self._path, self._recursive)
+        statuses = list_files(self._path, self._recursive, self._names)
         if not statuses and self._fresh:
             self._nothing_matched()
         for status in statuses:
@@ -186,8 +195,8 @@ class FileSplitEnumerator(SplitEnumerator[FileSourceSplit, FileEnumeratorState])
 
     def _nothing_matched(self) -> None:
         """A glob matching no file fails a bounded read, as Spark's ``PATH_NOT_FOUND``; else a warning."""
-        if not is_glob(local_path(self._path)):
-            return  # an existing, empty directory: nothing to read, as with Spark's file sources
+        if not is_glob(local_path(self._path)) or glob_matches_anything(self._path, self._recursive):
+            return  # an existing, empty directory, or files pathGlobFilter rejects: nothing to read
         if not self._continuous:
             raise InvalidOptionError(
                 "path",

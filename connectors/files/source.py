@@ -6,6 +6,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pyarrow as pa
 from typing_extensions import override
 
 from connector_base import (
@@ -41,16 +42,33 @@ from connectors.files.split_reader import CHUNK_BYTES, CHUNK_BYTES_CONFIG, FileC
 LOG = logging.getLogger(__name__)
 
 
-def whole_file_split(status: FileStatus, fmt: FileFormat, continuous: bool = False) -> FileSourceSplit:
+def whole_file_split(
+    status: FileStatus,
+    fmt: FileFormat,
+    continuous: bool = False,
+    whole: bool = False,
+    ignore_corrupt: bool = False,
+    defer_corrupt: bool = False,
+) -> FileSourceSplit:
     """The split of a whole discovered file (Parquet: reads the footer for the row-group count).
+
+    ``whole``: the file is read in one piece even when uncompressed (``multiLine`` JSON documents);
+    ``ignore_corrupt``: a Parquet file without a readable footer has no row groups;
+    ``defer_corrupt`` (``modifiedBefore`` / ``modifiedAfter``, decided in the task): it gets one row
+    group, so that the task skips it, or fails reading it, as Spark's read does.
 
     An empty Parquet file has no rows (Spark's Parquet source skips it) for a bounded source; a
     continuous one tries it again at the next discovery, as any file without a footer yet.
     """
     if fmt is FileFormat.PARQUET:
-        groups = 0 if status.size == 0 and not continuous else row_group_count(status.path)
+        try:
+            groups = 0 if status.size == 0 and not continuous else row_group_count(status.path)
+        except (pa.ArrowException, OSError) as e:
+            if isinstance(e, FileNotFoundError) or not (ignore_corrupt or defer_corrupt):
+                raise
+            groups = 0 if ignore_corrupt else 1  # deferred: the task skips the file or fails reading it
         return FileSourceSplit(status.path, 0, groups, status.size, status.mtime_ms, SplitKind.ROW_GROUPS)
-    kind = SplitKind.GZIP if codec_of(status.path) else SplitKind.LINES
+    kind = SplitKind.GZIP if whole or codec_of(status.path) else SplitKind.LINES
     return FileSourceSplit(status.path, 0, status.size, status.size, status.mtime_ms, kind)
 
 
@@ -81,16 +99,18 @@ class FileSource(Source[Any, FileSourceSplit, FileEnumeratorState]):
     def _enumerator(
         self, context: SplitEnumeratorContext[FileSourceSplit], state: FileEnumeratorState | None
     ) -> FileSplitEnumerator:
-        fmt, continuous = self.options.format, self.options.continuous
+        fmt, continuous, whole = self.options.format, self.options.continuous, self.options.whole_files
+        ignore, defer = self.options.ignore_corrupt_files, self.options.modified.active
         return FileSplitEnumerator(
             context,
             self.options.path,
-            self.options.recursive,
-            lambda status: whole_file_split(status, fmt, continuous),
+            self.options.lists_recursively,
+            lambda status: whole_file_split(status, fmt, continuous, whole, ignore, defer),
             self.options.continuous,
             self.options.discovery_interval_ms / 1000.0,
             state,
             retention=FileRetention(self.options.file_age_limit_ms, self.options.latest_first),
+            names=self.options.name_filter(),
         )
 
     @override
@@ -157,6 +177,12 @@ class FilePlanner(SplitPlanner[FileSourceSplit]):
     @override
     def start_position(self, split: FileSourceSplit) -> Position:
         return split.start_position
+
+    @override
+    def admission_key(self, split: FileSourceSplit) -> tuple[int, str]:
+        """``maxFilesPerTrigger``: the oldest files first (``latestFirst``: the newest), as Spark's
+        file source sorts them; by path between files of the same time."""
+        return (-split.mtime_ms if self.options.latest_first else split.mtime_ms, split.path)
 
     @override
     def on_commit(self, positions: Mapping[str, tuple[FileSourceSplit, Position]]) -> None:

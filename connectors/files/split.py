@@ -18,8 +18,9 @@ class SplitKind(Enum):
     LINES = "lines"
     """A byte range of an uncompressed line-oriented file; a line belongs to the range it starts in."""
     GZIP = "gzip"
-    """A whole compressed file (gzip, bzip2 or deflate; not splittable; the value stays "gzip" for the
-    offsets already written); positions are 0 (unread) or the file size (read)."""
+    """A file read whole: compressed (gzip, bzip2 or deflate; not splittable), or a ``multiLine`` JSON
+    document (the value stays "gzip" for the offsets already written); positions are 0 (unread) or
+    the file size (read)."""
     ROW_GROUPS = "row_groups"
     """Parquet row groups; offsets and positions are row-group indexes."""
 

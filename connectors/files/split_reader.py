@@ -11,12 +11,20 @@ from collections.abc import Sequence
 import pyarrow as pa
 from typing_extensions import override
 
-from connector_base import DataLossError, RecordsBySplits, SplitReader, SplitsAddition, SplitsChange
-from connectors.files.compression import decompress
+from connector_base import (
+    ConnectorError,
+    DataLossError,
+    RecordsBySplits,
+    SplitReader,
+    SplitsAddition,
+    SplitsChange,
+)
+from connectors.files.compression import decompress, decompress_readable
 from connectors.files.formats import LineFormat, ParquetRowGroupReader, ReadSchema, line_format
 from connectors.files.formats.parquet import BATCH_ROWS as PARQUET_BATCH_ROWS
 from connectors.files.options import FileFormat, FileSourceOptions
 from connectors.files.split import FileSourceSplit, SplitKind
+from connectors.files.time_zone import read_time_zone
 
 LOG = logging.getLogger(__name__)
 
@@ -43,11 +51,17 @@ def _pread(fd: int, path: str, offset: int, n: int) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
+class _MissingFileError(DataLossError):
+    """A file deleted between discovery and its read (``ignoreMissingFiles`` skips it)."""
+
+
 def _open(path: str) -> int:
     try:
         return os.open(path, os.O_RDONLY)
     except FileNotFoundError:
-        raise DataLossError(f"file {path} was deleted after it was discovered") from None
+        raise _MissingFileError(
+            f"file {path} was deleted after it was discovered (ignoreMissingFiles=true skips such files)"
+        ) from None
 
 
 class _OpenSplit(ABC):
@@ -136,13 +150,17 @@ class _LineRange(_OpenSplit):
 
 
 class _GzipFile(_OpenSplit):
-    """A whole compressed file (gzip, bzip2, deflate): decompressed and parsed in one fetch (it cannot
-    be split or resumed)."""
+    """A whole compressed file (gzip, bzip2, deflate), a ``multiLine`` JSON document, or a file of lines
+    ended by ``lineSep`` or in another charset: decompressed and parsed in one fetch (it cannot be
+    split or resumed)."""
 
-    def __init__(self, split: FileSourceSplit, fmt: LineFormat, chunk_bytes: int) -> None:
+    def __init__(
+        self, split: FileSourceSplit, fmt: LineFormat, chunk_bytes: int, ignore_corrupt: bool = False
+    ) -> None:
         super().__init__(split)
         self.fmt = fmt
         self.chunk_bytes = chunk_bytes
+        self.ignore_corrupt = ignore_corrupt
 
     @override
     def next(self) -> tuple[list[FileChunk], bool]:
@@ -154,9 +172,25 @@ class _GzipFile(_OpenSplit):
             raw = _pread(fd, self.path, 0, self.split.file_size) if self.split.file_size else b""
         finally:
             os.close(fd)
-        data = decompress(self.path, raw)
+        framed = self.fmt.framing.custom  # lines found by lineSep or decoded: parsed in one piece
+        if self.ignore_corrupt:  # the lines before the first error
+            whole_lines = not (self.fmt.whole_file or framed)
+            data, whole = decompress_readable(self.path, raw, whole_lines=whole_lines)
+            if not whole:
+                LOG.warning("%s is corrupt; skipping what follows its readable part", self.path)
+                if self.fmt.whole_file:  # a document read before the error counts, a cut one not
+                    table = self.fmt.parse_readable(data, self.path)
+                    return [(table, None), (None, self.split.file_size)], True
+                if framed:
+                    data = data[: self.fmt.framing.whole_lines_end(data)]
+        else:
+            data = decompress(self.path, raw)
         view = memoryview(data)
         out: list[FileChunk] = []
+        if self.fmt.whole_file or framed:
+            out.append((self.fmt.parse(data, 0, self.path, at_file_start=True), None))
+            out.append((None, self.split.file_size))
+            return out, True
         start = 0
         while start < len(data):
             target = start + self.chunk_bytes
@@ -173,6 +207,14 @@ class _GzipFile(_OpenSplit):
             start = boundary
         out.append((None, self.split.file_size))
         return out, True
+
+
+class _Skipped(_OpenSplit):
+    """A split of a file ``modifiedBefore`` / ``modifiedAfter`` leaves out: read as empty."""
+
+    @override
+    def next(self) -> tuple[list[FileChunk], bool]:
+        return [(None, self.split.end)], True
 
 
 class _ParquetRowGroups(_OpenSplit):
@@ -235,12 +277,19 @@ class FileSplitReader(SplitReader[FileChunk, FileSourceSplit]):
         return self._format
 
     def _open(self, split: FileSourceSplit) -> _OpenSplit:
+        modified = self._options.modified
+        if modified.active and not modified.accepts(
+            split.mtime_ms, read_time_zone(self._options.csv.time_zone)
+        ):
+            return _Skipped(split)  # here, in the task: the session's time zone is known only here
         match split.kind:
             case SplitKind.ROW_GROUPS:
                 rows = max(PARQUET_BATCH_ROWS, self._options.arrow_batch_rows or 0)
                 return _ParquetRowGroups(split, self._schema, rows)
             case SplitKind.GZIP:
-                return _GzipFile(split, self._line_format(), self._chunk_bytes)
+                return _GzipFile(
+                    split, self._line_format(), self._chunk_bytes, self._options.ignore_corrupt_files
+                )
             case _:
                 if self._options.format is FileFormat.PARQUET:
                     raise ValueError(f"a byte-range split for a Parquet source: {split}")
@@ -251,7 +300,22 @@ class FileSplitReader(SplitReader[FileChunk, FileSourceSplit]):
         out: RecordsBySplits[FileChunk] = RecordsBySplits()
         while (current := self._first_unpaused()) is not None:
             sid = current.split.split_id
-            elements, done = current.next()
+            try:
+                elements, done = current.next()
+            except _MissingFileError:
+                if not self._options.ignore_missing_files:
+                    raise
+                LOG.warning("skipping %s: deleted after it was discovered (ignoreMissingFiles)", current.path)
+                elements, done = [(None, current.split.end)], True
+            except (pa.ArrowException, OSError) as e:  # a Parquet file that is not (all) Parquet
+                if current.split.kind is not SplitKind.ROW_GROUPS:
+                    raise
+                if not self._options.ignore_corrupt_files:
+                    raise ConnectorError(
+                        f"Parquet file {current.path} cannot be read: {e} (ignoreCorruptFiles=true skips it)"
+                    ) from e
+                LOG.warning("skipping the rest of corrupt file %s (ignoreCorruptFiles): %s", current.path, e)
+                elements, done = [(None, current.split.end)], True
             if elements:
                 out.add_all(sid, elements)
             if done:

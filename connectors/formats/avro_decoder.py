@@ -11,15 +11,16 @@ record at a time to find which are malformed. Records come back as dicts, handed
 ``pyarrow.array`` in one call (no Python code per field); millisecond timestamps and dates arrive
 as raw numbers (their logical types are stripped before decoding, which resolution ignores) and are
 cast to Spark's units in one vectorized pass. Unions of several non-null branches (Spark's
-``member0..N`` structs) are the one case that runs Python code per record.
+``member0..N`` structs) are the one case that runs Python code per record; a union of several
+records is read with each record's name, so its branch is known rather than guessed.
 
 The fast path (``decode_arrow``) is native: the compiled module's ``AvroBatchDecoder``
 (``native/kafka_reader/src/avro_decode.rs``, the ``arrow-avro`` crate of arrow-rs, Apache-2.0,
 the same release as the Arrow crates the module already links) decodes a whole group of payloads
 straight into an Arrow record batch with the GIL released, resolving the writer schema to the
-reader schema by Avro's rules; its types are then cast to Spark's in one vectorized pass. It is
-used where it is sound: record schemas without unions of several non-null branches (Spark's
-``member<i>`` structs, which arrow-avro gives as Arrow unions). Everything else, and any group it
+reader schema by Avro's rules; its unions of several non-null branches (Arrow dense unions) become
+Spark's ``member<i>`` structs (``avro_unions``) and its types are then cast to Spark's in one
+vectorized pass. It takes every record reader schema; a non-record reader schema, and any group it
 refuses (a malformed record, trailing bytes, a schema pair it cannot resolve), goes through the
 fastavro path, which finds the bad records one by one for the parse mode. Chosen over
 polars-avro / jetliner (PyPI): no polars in the dependency tree, writer->reader resolution
@@ -31,6 +32,7 @@ Threading: a decoder is used by one thread at a time (the emitter's).
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -41,6 +43,8 @@ from typing import Any
 import pyarrow as pa
 
 from connectors.formats.avro_types import AvroSchemaError, avro_arrow_type, union_branches
+from connectors.formats.avro_unions import spark_unions
+from connectors.formats.native_module import compiled_class
 
 __all__ = ["AvroDecoder", "native_avro_decoder", "strip_time_logical_types"]
 
@@ -72,45 +76,7 @@ def strip_time_logical_types(schema: Any) -> Any:
 
 def native_avro_decoder() -> Any:
     """The compiled ``AvroBatchDecoder`` class, or ``None`` (module absent, or forced off)."""
-    if os.environ.get(_NATIVE_ENV, "").lower() == "python":
-        return None
-    try:
-        from sparkflow_kafka_native import AvroBatchDecoder  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    return AvroBatchDecoder
-
-
-def _has_multi_branch_union(schema: Any, names: dict[str, Any], seen: set[str]) -> bool:
-    """Whether ``schema`` holds a union of several non-null branches (named types followed once)."""
-    if isinstance(schema, str):
-        target = names.get(schema)
-        if target is None or schema in seen:
-            return False
-        seen.add(schema)
-        return _has_multi_branch_union(target, names, seen)
-    if isinstance(schema, list):
-        return len(union_branches(schema)) > 1 or any(_has_multi_branch_union(b, names, seen) for b in schema)
-    if not isinstance(schema, dict):
-        return False
-    kind = schema.get("type")
-    if isinstance(kind, (dict, list)):
-        return _has_multi_branch_union(kind, names, seen)
-    if kind in ("record", "error"):
-        return any(_has_multi_branch_union(f["type"], names, seen) for f in schema.get("fields", []))
-    if kind == "array":
-        return _has_multi_branch_union(schema["items"], names, seen)
-    if kind == "map":
-        return _has_multi_branch_union(schema["values"], names, seen)
-    return False
-
-
-def _short_names(names: dict[str, Any]) -> dict[str, Any]:
-    """``names`` also keyed by each type's short name (references inside one namespace)."""
-    out = dict(names)
-    for full, schema in names.items():
-        out.setdefault(full.rpartition(".")[2], schema)
-    return out
+    return compiled_class("AvroBatchDecoder", _NATIVE_ENV)
 
 
 def _branch_kind(schema: Any, names: dict[str, Any]) -> str:
@@ -171,8 +137,15 @@ def _converter(schema: Any, names: dict[str, Any]) -> Callable[[Any], Any] | Non
             if isinstance(value, tuple):  # (name, value) where several named types share the union
                 name, value = value
                 index = named.get(name)
-                if index is None:
-                    index = next((i for n, i in named.items() if str(n).endswith("." + str(name))), None)
+                if index is None:  # one side's name is qualified by a namespace, the other's not
+                    index = next(
+                        (
+                            i
+                            for n, i in named.items()
+                            if str(n).endswith("." + str(name)) or str(name).endswith("." + str(n))
+                        ),
+                        None,
+                    )
             if index is None:
                 wanted = _PY_KIND.get(type(value), ())
                 index = next((i for i, k in enumerate(kinds) if k in wanted), 0)
@@ -235,11 +208,7 @@ class AvroDecoder:
         self._reader_canonical = json.dumps(strip_time_logical_types(reader), sort_keys=True)
         self._writers: dict[str, tuple[Any, bool]] = {}
         native = native_avro_decoder()
-        sound = (
-            isinstance(reader, dict)
-            and reader.get("type") in ("record", "error")
-            and not _has_multi_branch_union(reader, _short_names(names), set())
-        )
+        sound = isinstance(reader, dict) and reader.get("type") in ("record", "error")
         self._native_class = native if sound else None
         self._native: dict[str, Any] = {}  # writer schema text -> AvroBatchDecoder, or None: refused
 
@@ -282,8 +251,9 @@ class AvroDecoder:
             return pa.array([], self.arrow_type)
         try:
             merged = arrays[0] if len(arrays) == 1 else pa.concat_arrays(arrays)
+            merged = spark_unions(merged, self._wire_type)  # arrow-avro's unions as Spark's members
             return merged.cast(self._wire_type).cast(self.arrow_type)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError, KeyError):
             self._native[writer_schema] = None  # a type arrow-avro gives differently: fastavro
             return None
 
@@ -308,16 +278,22 @@ class AvroDecoder:
 
         parsed, same = self._writer(writer_schema)
         reader = None if same else self._reader  # no resolution pass when the schemas are equal
-        read = fastavro.schemaless_reader
+        # a union of several named types (records included) gives (name, value): its branch by name
+        read = functools.partial(
+            fastavro.schemaless_reader,
+            return_named_type_override=True,
+            return_record_name=True,
+            return_record_name_override=True,
+        )
         bytes_io = io.BytesIO
         try:  # the common case: every record well formed, one comprehension
-            return [read(bytes_io(p), parsed, reader, return_named_type_override=True) for p in payloads]
+            return [read(bytes_io(p), parsed, reader) for p in payloads]
         except Exception:  # noqa: BLE001 - find the failing records one by one below
             pass
         out: list[Any | Exception] = []
         for payload in payloads:
             try:
-                out.append(read(bytes_io(payload), parsed, reader, return_named_type_override=True))
+                out.append(read(bytes_io(payload), parsed, reader))
             except Exception as exc:  # noqa: BLE001 - the caller applies the parse mode
                 out.append(exc)
         return out

@@ -10,13 +10,21 @@ fields take their defaults. Values follow Spark's reading: a singular field that
 proto3 zero value, an unset ``optional``, message or ``oneof`` member) is null unless it has an
 explicit proto2 default; repeated fields and maps are empty, never null.
 
-Parsing is the ``protobuf`` runtime's (upb, C): one ``FromString`` per record, then a per-message
-converter (closures built once from the descriptor) turns the set fields (``ListFields``) into the
-values ``pyarrow.array`` takes in one call per batch. This is Python code per record: measured
-figures are in docs/formats.md. ptars (Rust, protobuf -> Arrow in batches, 0.0.x) was weighed:
-it decodes ~20x faster in the background note's measurement, but it is a 0.0 release, does no
-per-record writer-schema check, and its type mapping is not Spark's (timestamps, enums,
-unsigned integers), so it would need this module as the fallback and a mapping pass; not used yet.
+The fast path (``decode_arrow``) is native: the compiled module's ``ProtobufBatchDecoder``
+(``native/kafka_reader/src/protobuf_decode.rs``) reads a whole group of payloads (message indexes
+checked against the reader message's path in the writer schema, then the message) straight into
+one Arrow array of the Spark type, with the GIL released, walking the wire format against the plan
+``protobuf_native.native_plan`` derives from the same descriptors. Whatever it refuses (a malformed
+record, or anything where the runtime's answer is not certain: merged message fields, groups,
+unknown closed-enum numbers, invalid UTF-8, ...) is decoded by the Python path below, which is the
+reference and isolates bad records for the parse mode.
+
+The Python path: parsing is the ``protobuf`` runtime's (upb, C): one ``FromString`` per record, then
+a per-message converter (closures built once from the descriptor) turns the set fields
+(``ListFields``) into the values ``pyarrow.array`` takes in one call per batch. This is Python code
+per record: measured figures of both paths are in docs/formats.md. ptars (Rust, protobuf -> Arrow
+in batches, 0.0.x) was weighed: a 0.0 release whose type mapping is not Spark's (timestamps, enums,
+unsigned integers).
 
 Threading: a decoder is used by one thread at a time (the emitter's).
 """
@@ -29,8 +37,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from connectors.formats.protobuf_native import native_plan, native_protobuf_decoder
 from connectors.formats.protobuf_schema import (
     MessageIndexError,
+    ProtobufSchemaError,
     ProtoSchema,
     decode_message_indexes,
 )
@@ -140,6 +150,49 @@ class ProtobufDecoder:
         self._convert = _message_converter(self.message, self._wire_type)
         self._writers: dict[str, ProtoSchema] = {}
         self._checked: dict[tuple[str, tuple[int, ...]], Exception | None] = {}
+        self._native: Any = None
+        self._native_indexes: dict[str, list[int] | None] = {}  # writer text -> reader message's path
+        native = native_protobuf_decoder()
+        plan = native_plan(self.message, self.arrow_type) if native is not None else None
+        if plan is not None:
+            self._native = native(self.message.full_name, plan, self.arrow_type)
+
+    @property
+    def native(self) -> bool:
+        """Whether groups are decoded natively (module present, reader message in its scope)."""
+        return self._native is not None
+
+    def _indexes_in(self, writer_schema: str, references: Sequence[tuple[str, str]]) -> list[int] | None:
+        """The reader message's message-index path in the writer schema (``None``: not defined there)."""
+        if writer_schema not in self._native_indexes:
+            writer = self.writer_schema(writer_schema, references)
+            try:
+                path: list[int] | None = writer.indexes_of(writer.message(self.message.full_name))
+            except ProtobufSchemaError:
+                path = None
+            self._native_indexes[writer_schema] = path
+        return self._native_indexes[writer_schema]
+
+    def decode_arrow(
+        self, payloads: pa.Array, writer_schema: str, references: Sequence[tuple[str, str]] = ()
+    ) -> pa.Array | None:
+        """The group's payloads (binary without nulls, header stripped) decoded natively, or ``None``.
+
+        ``None``: the native decoder is absent or refused the group (the caller uses
+        ``decode_group``, which isolates bad records). The result is in ``arrow_type``.
+        """
+        if self._native is None:
+            return None
+        indexes = self._indexes_in(writer_schema, references)
+        if indexes is None:
+            return None
+        from sparkflow_kafka_native import ProtobufBatchError
+
+        try:
+            arr: pa.Array = self._native.decode(pa.RecordBatch.from_arrays([payloads], names=["p"]), indexes)
+        except ProtobufBatchError:
+            return None
+        return arr
 
     def writer_schema(self, text: str, references: Sequence[tuple[str, str]] = ()) -> ProtoSchema:
         """The compiled writer schema (cached by text)."""

@@ -122,7 +122,9 @@ class _PayloadDecoder:
 
     def decode(self, column: pa.Array, locate: Callable[[int], str]) -> tuple[pa.Array, dict[int, str]]:
         """The decoded array (null where the input is null or malformed) and the errors by row."""
-        if isinstance(self.codec, AvroDecoder) and self.codec.native:
+        if isinstance(self.codec, JsonDecoder) or (
+            isinstance(self.codec, AvroDecoder | ProtobufDecoder) and self.codec.native
+        ):
             return self._decode_groups(column, locate)
         return self._decode_values(column, locate)
 
@@ -171,11 +173,18 @@ class _PayloadDecoder:
                     errors[int(i)] = f"malformed {self._language} {role} ({label}): {describe_error(d)}"
                 decoded[k] = None
 
+    def _decode_group(self, group: list[bytes], writer: str, schema_id: int) -> list[Any]:
+        """A group decoded record by record (the pure path): values or the exceptions refusing them."""
+        if isinstance(self.codec, ProtobufDecoder):
+            return self.codec.decode_group(group, writer, self._writer_references.get(schema_id, ()))
+        return self.codec.decode_group(group, writer)
+
     def _decode_groups(
         self, column: pa.Array, locate: Callable[[int], str]
     ) -> tuple[pa.Array, dict[int, str]]:
-        """Avro: each writer schema's group decoded natively into Arrow (fastavro where refused)."""
-        assert isinstance(self.codec, AvroDecoder)
+        """Each writer schema's group decoded into Arrow in one piece (Avro and Protobuf natively, JSON
+        in bulk), and record by record where that is refused."""
+        assert isinstance(self.codec, AvroDecoder | ProtobufDecoder | JsonDecoder)
         n = len(column)
         errors: dict[int, str] = {}
         groups, bodies = self._groups(column, errors)
@@ -188,10 +197,13 @@ class _PayloadDecoder:
                 continue
             whole = len(rows) == n
             group = bodies if whole else bodies.take(pa.array(rows))
-            arr = self.codec.decode_arrow(group, writer)
-            if arr is None:  # refused by the native decoder: fastavro, record by record
+            if isinstance(self.codec, ProtobufDecoder):
+                arr = self.codec.decode_arrow(group, writer, self._writer_references.get(schema_id, ()))
+            else:
+                arr = self.codec.decode_arrow(group, writer)
+            if arr is None:  # refused by the native decoder: the pure one, record by record
                 try:
-                    decoded = self.codec.decode_group(group.to_pylist(), writer)
+                    decoded = self._decode_group(group.to_pylist(), writer, schema_id)
                 except Exception as exc:  # noqa: BLE001 - a writer schema the reader cannot resolve
                     for i in rows:
                         errors[int(i)] = (
@@ -200,7 +212,7 @@ class _PayloadDecoder:
                         )
                     continue
                 self._record_errors(schema_id, rows, decoded, errors)
-                arr = self.codec.to_arrow(decoded)
+                arr = self._group_array(decoded, rows, errors)
             if whole and not errors:
                 return arr, errors
             where[rows] = np.arange(done, done + len(rows))
@@ -225,13 +237,7 @@ class _PayloadDecoder:
             if writer is None:
                 continue
             try:
-                group = [raw[i] for i in rows]
-                if isinstance(self.codec, ProtobufDecoder):
-                    decoded = self.codec.decode_group(
-                        group, writer, self._writer_references.get(schema_id, ())
-                    )
-                else:
-                    decoded = self.codec.decode_group(group, writer)
+                decoded = self._decode_group([raw[i] for i in rows], writer, schema_id)
             except Exception as exc:  # noqa: BLE001 - a writer schema the reader cannot resolve
                 for i in rows:
                     errors[int(i)] = (
@@ -242,15 +248,20 @@ class _PayloadDecoder:
             self._record_errors(schema_id, rows, decoded, errors)
             for i, d in zip(rows, decoded, strict=True):
                 values[int(i)] = d
+        return self._group_array(values, np.arange(n), errors), errors
+
+    def _group_array(self, decoded: list[Any], rows: np.ndarray, errors: dict[int, str]) -> pa.Array:
+        """The Arrow array of values decoded record by record; JSON values of the wrong type (found
+        one by one when the whole fails) are errors of their rows and null."""
         try:
-            return self.codec.to_arrow(values), errors
+            return self.codec.to_arrow(decoded)
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
             if not isinstance(self.codec, JsonDecoder):
                 raise
-        for i, reason in self.codec.bad_values(values).items():  # JSON values of the wrong type
-            errors[i] = f"{self.payload.role} does not fit the JSON Schema: {reason}"
-            values[i] = None
-        return self.codec.to_arrow(values), errors
+        for k, reason in self.codec.bad_values(decoded).items():
+            errors[int(rows[k])] = f"{self.payload.role} does not fit the JSON Schema: {reason}"
+            decoded[k] = None
+        return self.codec.to_arrow(decoded)
 
 
 class RecordDecoder:

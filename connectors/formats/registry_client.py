@@ -22,6 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from connector_base import ConnectorError, InvalidOptionError
 from connector_base.redaction import redact_text
+from connectors.formats.schema_references import self_contained
 
 __all__ = [
     "REGISTRY_PREFIX",
@@ -225,12 +226,26 @@ class RegistryClient:
             ) from None
 
     def schema_by_id(self, schema_id: int, where: str) -> tuple[str, str]:
-        """``(schema text, schema type)`` of a registered id (cached by the client)."""
+        """``(schema text, schema type)`` of a registered id (cached by the client).
+
+        An Avro or JSON Schema with references comes back self-contained (``schema_references.py``).
+        """
         schema = self._call(f"schema id {schema_id}", where, self._client.get_schema, schema_id)
-        return schema.schema_str, schema.schema_type or "AVRO"
+        return self._text(schema, where), schema.schema_type or "AVRO"
+
+    def _text(self, schema: Any, where: str) -> str:
+        """A fetched schema's text, with its Avro or JSON Schema references inlined."""
+        kind = schema.schema_type or "AVRO"
+        if kind.upper() == "PROTOBUF" or not schema.references:
+            return str(schema.schema_str)
+        references = self._referenced(list(schema.references), where, set())
+        return self_contained(kind, schema.schema_str, references)
 
     def references(self, schema_id: int, where: str) -> list[tuple[str, str]]:
-        """The schemas ``schema_id`` references (Protobuf imports): ``(name, text)``, dependencies first."""
+        """The schemas ``schema_id`` references (Protobuf imports): ``(name, text)``, dependencies first.
+
+        (Avro and JSON Schema references are inlined into the schema's text instead.)
+        """
         schema = self._call(f"schema id {schema_id}", where, self._client.get_schema, schema_id)
         return self._referenced(list(schema.references or []), where, set())
 
@@ -254,14 +269,14 @@ class RegistryClient:
     def latest(self, subject: str, where: str) -> tuple[int, str, str]:
         """``(id, text, type)`` of a subject's latest version."""
         reg = self._call(f"subject {subject!r}", where, self._client.get_latest_version, subject)
-        return int(reg.schema_id), reg.schema.schema_str, reg.schema.schema_type or "AVRO"
+        return int(reg.schema_id), self._text(reg.schema, where), reg.schema.schema_type or "AVRO"
 
     def version(self, subject: str, version: int, where: str) -> tuple[int, str, str]:
         """``(id, text, type)`` of one version of a subject."""
         reg = self._call(
             f"version {version} of subject {subject!r}", where, self._client.get_version, subject, version
         )
-        return int(reg.schema_id), reg.schema.schema_str, reg.schema.schema_type or "AVRO"
+        return int(reg.schema_id), self._text(reg.schema, where), reg.schema.schema_type or "AVRO"
 
     def register(self, subject: str, text: str, schema_type: str, where: str) -> int:
         """Register ``text`` under ``subject`` (or find it registered); its id."""

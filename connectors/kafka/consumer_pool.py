@@ -15,8 +15,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from connector_base.client_pool import IdleClientPool
-from connector_base.serialization import dumps_canonical
+from connector_base.client_pool import IdleClientPool, config_key
 
 __all__ = [
     "IDLE_TIMEOUT_S",
@@ -43,10 +42,6 @@ def _close(consumer: Any) -> None:
 _POOL: IdleClientPool[Any] = IdleClientPool("kafka-consumers", _close, IDLE_TIMEOUT_S, MAX_IDLE_PER_KEY)
 
 
-def _key(config: Mapping[str, Any]) -> str:
-    return dumps_canonical({k: str(v) for k, v in config.items()})
-
-
 def acquire(
     config: Mapping[str, Any], factory: Callable[[dict[str, Any]], Any] | None = None
 ) -> tuple[str, Any, bool]:
@@ -60,7 +55,7 @@ def acquire(
     fail as unreachable should ``create`` a fresh one before counting an outage.
     """
     make_new = create if factory is None else factory
-    key = f"{make_new.__module__}.{make_new.__qualname__}:{_key(config)}"
+    key = f"{make_new.__module__}.{make_new.__qualname__}:{config_key(config)}"
     fresh: list[Any] = []
 
     def make() -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from typing_extensions import override
@@ -78,11 +78,9 @@ class KafkaSourceEnumerator(SplitEnumerator[KafkaPartitionSplit, KafkaEnumerator
     # --- discovery (runs through call_async) ----------------------------------------------------
     def _subscribed(self) -> list[TopicPartition]:
         sub = self._options.subscription
-        if sub.kind is SubscriptionKind.ASSIGN:
-            if not self._initial_done:
-                self._check_assigned_exist(sub.partitions)
-            return list(sub.partitions)
         topics = self._cluster().partitions() or {}
+        if sub.kind is SubscriptionKind.ASSIGN:
+            return self._assigned_present(sub.partitions, topics)
         if not self._initial_done and sub.kind is SubscriptionKind.SUBSCRIBE:
             absent = [t for t in sub.topics if t not in topics]
             if absent:  # as Spark's Kafka source, read nothing from them until they appear
@@ -94,15 +92,31 @@ class KafkaSourceEnumerator(SplitEnumerator[KafkaPartitionSplit, KafkaEnumerator
                 )
         return sorted((t, p) for t, ps in topics.items() if sub.matches(t) for p in ps)
 
-    def _check_assigned_exist(self, partitions: Sequence[TopicPartition]) -> None:
-        """``assign`` of a partition the cluster does not have fails, as with Spark's Kafka source."""
-        topics = self._cluster().partitions() or {}
-        absent = [f"{t}-{p}" for t, p in partitions if p not in topics.get(t, ())]
-        if absent:
-            raise ConnectorError(
-                f"option 'assign' names topic partitions that do not exist on "
-                f"{self._options.bootstrap_servers}: {', '.join(absent)}; create them or assign existing ones"
+    def _assigned_present(
+        self, partitions: Sequence[TopicPartition], topics: Mapping[str, Sequence[int]]
+    ) -> list[TopicPartition]:
+        """The ``assign`` partitions to read: those the cluster has (and those read before).
+
+        As Spark's Kafka source (``AssignStrategy`` keeps the assigned partitions its admin client
+        finds): a topic that does not exist fails; a partition an existing topic does not have (yet)
+        is left out with a warning, and a stream reads it from its start once it is created.
+        """
+        if not self._initial_done:
+            missing = sorted({t for t, _p in partitions if t not in topics})
+            if missing:
+                raise ConnectorError(
+                    f"option 'assign' names topics that do not exist on {self._options.bootstrap_servers}: "
+                    f"{', '.join(missing)}; create them or assign existing ones"
+                )
+        present = [tp for tp in partitions if tp in self._assigned or tp[1] in topics.get(tp[0], ())]
+        if not self._initial_done and len(present) < len(partitions):
+            LOG.warning(
+                "assign names topic partitions that do not exist on %s: %s; nothing is read from them "
+                "until they are created",
+                self._options.bootstrap_servers,
+                ", ".join(f"{t}-{p}" for t, p in partitions if (t, p) not in present),
             )
+        return present
 
     def _check_named_are_subscribed(self, subscribed: Sequence[TopicPartition]) -> None:
         """A JSON offsets or timestamps map naming a partition the subscription does not select fails,

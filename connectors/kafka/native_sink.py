@@ -7,7 +7,8 @@ the write means is shared with the confluent-kafka path (``python_sink.py``): th
 producer settings (``KafkaSinkOptions.producer_config``: the translated client settings, SASL/SSL
 included), ``keyFormat``/``valueFormat`` encoding, the same unrecoverable client errors
 (``ConnectErrorWatch``), and the same flush (``wait_for_deliveries``): the task reports its rows
-written only once every delivery is acknowledged, so the sink stays at least once.
+written only once every delivery is acknowledged, so the sink stays at least once. Producers are
+pooled per worker between tasks (``producer_pool.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pyarrow as pa
 
 from connector_base import ConnectorError
 from connectors.formats.writer_schemas import PayloadEncoder, writer_encoder
+from connectors.kafka import producer_pool
 from connectors.kafka.client_errors import ConnectErrorWatch
 from connectors.kafka.deliveries import wait_for_deliveries
 from connectors.kafka.native_split_reader import config_value
@@ -38,7 +40,7 @@ def _encoded(batch: pa.RecordBatch, encoders: dict[str, PayloadEncoder]) -> pa.R
 
 
 class _Client:
-    """The compiled producer, its client errors fed to a ``ConnectErrorWatch`` as confluent-kafka's."""
+    """The compiled producer, its client errors fed to the borrowing task's ``ConnectErrorWatch``."""
 
     def __init__(self, options: KafkaSinkOptions) -> None:
         module = native_module()
@@ -53,6 +55,9 @@ class _Client:
             self.producer = module.NativeProducer(settings)
         except self.error_type as e:
             raise ConnectorError(f"creating the Kafka producer failed: {e.args[1]}") from None
+
+    def close(self) -> None:
+        self.producer.close()
 
     def check(self) -> None:
         """Raise on the first unrecoverable client error reported so far."""
@@ -81,9 +86,11 @@ class _Client:
 
 def produce_batches_native(options: KafkaSinkOptions, batches: Iterator[pa.RecordBatch]) -> int:
     """Produce every row, wait for all delivery reports; raise with the broker's reason on failure."""
-    client = _Client(options)
+    key, client = producer_pool.acquire("native", options.producer_config(), lambda: _Client(options))
+    client.watch = ConnectErrorWatch("producing to Kafka")
     encoders: dict[str, PayloadEncoder] = {r: writer_encoder(w) for r, w in options.writer_schemas.items()}
     sent = 0
+    delivered = False
     try:
         for batch in batches:
             if batch.num_rows == 0:
@@ -93,6 +100,7 @@ def produce_batches_native(options: KafkaSinkOptions, batches: Iterator[pa.Recor
                 break
             sent += batch.num_rows
         wait_for_deliveries(client.flush, client.producer.failure, client.check)
+        delivered = True
     finally:
-        client.producer.close()
+        producer_pool.release(key, client, reusable=delivered)
     return sent

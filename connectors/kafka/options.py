@@ -274,6 +274,34 @@ def _check_start_not_after_end(opts: Mapping[str, str]) -> None:
             raise InvalidOptionError(s_name, opts[s_name.lower()], expected)
 
 
+def _check_maps_within_subscription(
+    subscription: Subscription, starting: OffsetsInitializer, ending: OffsetsInitializer | None
+) -> None:
+    """A JSON offsets or timestamps map naming a partition outside ``assign`` or a topic outside
+    ``subscribe`` fails at ``load()`` (Spark refuses such a map at ``load()`` as well); the partitions
+    of subscribed topics are known only from the broker, so those are checked when the read is planned."""
+    if subscription.kind is SubscriptionKind.SUBSCRIBE_PATTERN:
+        return
+    for role, initializer in (("starting", starting), ("ending", ending)):
+        if initializer is None:
+            continue
+        named = initializer.named_partitions()
+        if subscription.kind is SubscriptionKind.ASSIGN:
+            extra = sorted(named - set(subscription.partitions))
+            selected = ", ".join(f"{t}-{p}" for t, p in subscription.partitions)
+        else:
+            extra = sorted(tp for tp in named if tp[0] not in subscription.topics)
+            selected = "topics " + ", ".join(subscription.topics)
+        if extra:
+            option = role + initializer.json_option_suffix
+            names = ", ".join(f"{t}-{p}" for t, p in extra)
+            raise InvalidOptionError(
+                option,
+                names,
+                f"only partitions the subscription selects ({subscription.kind.value}: {selected})",
+            )
+
+
 def _ending(opts: Mapping[str, str], streaming: bool) -> OffsetsInitializer | None:
     given = [k for k in ("endingoffsets", "endingoffsetsbytimestamp", "endingtimestamp") if k in opts]
     if streaming:
@@ -376,6 +404,7 @@ class KafkaSourceOptions:
         starting = _starting(opts, streaming, TimestampStrategy(strategy_raw))
         ending = _ending(opts, streaming)
         _check_start_not_after_end(opts)
+        _check_maps_within_subscription(subscription, starting, ending)
         client = translate_client_options(opts)
         isolation = client.get("isolation.level", "read_uncommitted").lower()
         if isolation not in ("read_committed", "read_uncommitted"):

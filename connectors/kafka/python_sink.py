@@ -1,7 +1,8 @@
 """``kafka.writer=python``: the sink's rows produced with confluent-kafka's ``Producer``, one call per row.
 
 The fallback where the compiled producer (``native_sink.py``) is not installed; delivery reports are
-counted by ``_Delivery`` and awaited with ``wait_for_deliveries`` as on the compiled path.
+counted by ``_Delivery`` and awaited with ``wait_for_deliveries`` as on the compiled path. Producers
+are pooled per worker between tasks (``producer_pool.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import pyarrow as pa
 
 from connector_base import ConnectorError
 from connectors.formats.writer_schemas import PayloadEncoder, writer_encoder
+from connectors.kafka import producer_pool
 from connectors.kafka.client_errors import ConnectErrorWatch
 from connectors.kafka.deliveries import wait_for_deliveries
 from connectors.kafka.sink_options import KafkaSinkOptions
@@ -54,12 +56,43 @@ class _Delivery:
             self.delivered += 1
 
 
+class _Client:
+    """A confluent-kafka ``Producer`` whose client errors go to the borrowing task's ``ConnectErrorWatch``."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        from confluent_kafka import Producer
+
+        self.watch = ConnectErrorWatch("producing to Kafka")
+        self.producer = Producer({**config, "error_cb": self._on_error})
+
+    def _on_error(self, error: Any) -> None:
+        self.watch(error)
+
+    def close(self) -> None:
+        """Drop what is still queued (a failed task's records, none for an idle one) and let it go."""
+        self.producer.purge()
+        self.producer.flush(0)
+
+
 def produce_batches(options: KafkaSinkOptions, batches: Iterator[pa.RecordBatch]) -> int:
     """Produce every row, wait for all delivery reports; raise with the broker's reason on failure."""
-    from confluent_kafka import KafkaException, Producer
+    config = options.producer_config()
+    key, client = producer_pool.acquire("python", config, lambda: _Client(config))
+    client.watch = ConnectErrorWatch("producing to Kafka")
+    delivered = False
+    try:
+        sent = _produce_rows(options, batches, client)
+        delivered = True
+    finally:
+        producer_pool.release(key, client, reusable=delivered)
+    return sent
 
-    connect_errors = ConnectErrorWatch("producing to Kafka")
-    producer = Producer({**options.producer_config(), "error_cb": connect_errors})
+
+def _produce_rows(options: KafkaSinkOptions, batches: Iterator[pa.RecordBatch], client: _Client) -> int:
+    from confluent_kafka import KafkaException
+
+    connect_errors = client.watch
+    producer = client.producer
     report = _Delivery()
     sent = 0
     produce = producer.produce

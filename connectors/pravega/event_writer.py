@@ -196,6 +196,11 @@ class PravegaEventWriter:
         return sum(w.stats.reconnects for w in self._writers)
 
     @property
+    def held_at_setup(self) -> int:
+        """Events a reconnect found held by the store without their acknowledgement (not resent)."""
+        return sum(w.stats.held_at_setup for w in self._writers)
+
+    @property
     def position(self) -> dict[int, int]:
         """Current segment id -> the store's write offset after this writer's last acknowledged append
         (0 where it has not appended)."""

@@ -29,7 +29,7 @@ import struct
 import uuid
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from connector_base import ConnectorError
 from connectors.pravega.network_retry import NetworkRetry
@@ -112,7 +112,9 @@ class _Stats:
     write_offset: int = -1
     resent_blocks: int = 0
     reconnects: int = 0
-    dropped_after_setup: list[int] = field(default_factory=list)
+    held_at_setup: int = 0
+    """Events a new connection's ``AppendSetup`` said the store holds though their acknowledgement
+    never arrived (dropped, not resent)."""
 
 
 class SegmentWriter:
@@ -197,6 +199,7 @@ class SegmentWriter:
     def _resend_after(self, last: int) -> None:
         """Drop blocks the store holds (event number <= ``last``), send the others again."""
         while self._inflight and self._inflight[0].last_event_number <= last:
+            self.stats.held_at_setup += len(self._inflight[0].keys)
             self._ack_front()
         for block in self._inflight:
             if block.sent:

@@ -57,7 +57,11 @@ from connectors.pravega.cluster_client import PravegaClusterClient
 from connectors.pravega.controller_client import shared_controller
 from connectors.pravega.event_writer import PravegaEventWriter
 from connectors.pravega.options import PravegaSinkOptions
-from connectors.pravega.transactional_writer import PravegaTransaction, PravegaTransactionalWriter
+from connectors.pravega.transactional_writer import (
+    PravegaTransaction,
+    PravegaTransactionalWriter,
+    commit_transaction,
+)
 from connectors.pravega.txn_log import TransactionLog
 
 __all__ = [
@@ -282,16 +286,16 @@ def _finish(options: PravegaSinkOptions, messages: list[WriterCommitMessage | No
         total += m.events
         if m.txn_id is None:
             continue
+        if commit:
+            commit_transaction(options.connection, options.scope, options.stream, m.txn_id)
+            committed.append(m.txn_id)
+            continue
         try:
-            controller.end_txn(options.scope, options.stream, m.txn_id, commit)
+            controller.end_txn(options.scope, options.stream, m.txn_id, commit=False)
         except ConnectorError:
             state = controller.txn_state(options.scope, options.stream, m.txn_id)
-            if state != ("COMMITTED" if commit else "ABORTED"):
-                if commit:
-                    raise
+            if state != "ABORTED":
                 LOG.warning("abort of transaction %032x: state %s", m.txn_id, state)
-        if commit:
-            committed.append(m.txn_id)
     _await_committed(options, committed)
     return total
 

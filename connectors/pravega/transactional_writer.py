@@ -30,10 +30,17 @@ from connectors.pravega.controller_client import (
     shared_controller,
 )
 from connectors.pravega.event_router import EventRouter
+from connectors.pravega.network_retry import NetworkRetry
 from connectors.pravega.segment_store_client import tls_context
 from connectors.pravega.segment_writer import SegmentSealedError, SegmentWriter
 
-__all__ = ["DEFAULT_LEASE_MS", "PravegaTransaction", "PravegaTransactionalWriter", "transaction_segment"]
+__all__ = [
+    "DEFAULT_LEASE_MS",
+    "PravegaTransaction",
+    "PravegaTransactionalWriter",
+    "commit_transaction",
+    "transaction_segment",
+]
 
 DEFAULT_LEASE_MS = 90_000
 """The official Rust client's transaction lease."""
@@ -98,6 +105,11 @@ class PravegaTransaction:
         """How often the transaction segments' connections were made again after a failure."""
         return sum(w.stats.reconnects for w in self._writers)
 
+    @property
+    def held_at_setup(self) -> int:
+        """Events a reconnect found held by the store without their acknowledgement (not resent)."""
+        return sum(w.stats.held_at_setup for w in self._writers)
+
     def ping(self) -> None:
         """Extend the lease by ``lease_ms``; raise if the transaction is no longer open."""
         answer = self._controller.ping_txn(self.scope, self.stream, self.txn_id, self.lease_ms)
@@ -152,7 +164,7 @@ class PravegaTransaction:
         """Flush, commit, and (``wait``) return once the transaction is ``COMMITTED``."""
         self.flush()
         self.close()
-        self._controller.end_txn(self.scope, self.stream, self.txn_id, commit=True)
+        commit_transaction(self.settings, self.scope, self.stream, self.txn_id)
         if wait:
             deadline = time.monotonic() + COMMITTED_TIMEOUT_S
             while (state := self.state()) != "COMMITTED":
@@ -167,6 +179,36 @@ class PravegaTransaction:
         """Abort: nothing written in the transaction becomes readable."""
         self.close()
         self._controller.end_txn(self.scope, self.stream, self.txn_id, commit=False)
+
+
+def commit_transaction(settings: ConnectionSettings, scope: str, stream: str, txn_id: int) -> None:
+    """Commit a transaction; return once the controller has taken the commit (``COMMITTING``).
+
+    A commit that fails is checked: ``COMMITTING`` or ``COMMITTED`` means it was taken (only the
+    answer was lost or late); ``OPEN`` means it was not (after a segment store restart the
+    controller takes commits only once its own writers to its commit stream have reconnected, which
+    took more than 5 s in a test), and it is sent again with backoff within ``networkTimeoutMs``: a
+    commit is idempotent, and its caller decided to commit. Any other state fails, naming it.
+    """
+    controller = shared_controller(settings)
+    where = f"transaction {txn_id:032x} on {scope}/{stream}"
+    retry = NetworkRetry(
+        f"controller commitTransaction of {where}", settings.target, settings.network_timeout_ms
+    )
+    while True:
+        retry.attempt()
+        try:
+            controller.end_txn(scope, stream, txn_id, commit=True)
+            return
+        except ConnectorError as e:
+            state = controller.txn_state(scope, stream, txn_id)
+            if state in ("COMMITTING", "COMMITTED"):
+                return
+            if state != "OPEN":
+                raise ConnectorError(
+                    f"{where}: the commit failed ({e}) and the transaction is {state}"
+                ) from e
+            retry.failed(e)
 
 
 class PravegaTransactionalWriter:

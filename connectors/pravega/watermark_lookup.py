@@ -28,19 +28,9 @@ from collections.abc import Callable, Mapping
 from connector_base.spark import Position
 from connectors.pravega.cluster_client import PravegaClusterClient
 from connectors.pravega.split import PravegaSegmentSplit
-from connectors.pravega.watermarks import PravegaWatermark, WatermarkReader
+from connectors.pravega.watermarks import PravegaWatermark, WatermarkReader, position_in
 
 __all__ = ["PravegaWatermarkLookup"]
-
-_END = 2**63 - 1
-"""The position of a segment that lies wholly before a watermark's cut."""
-
-
-def _position(mark: PravegaWatermark, segment_id: int) -> int:
-    at = mark.position(segment_id)
-    if at is not None:
-        return at
-    return _END if (segment_id >> 32) < mark.newest_epoch else 0
 
 
 class PravegaWatermarkLookup:
@@ -49,23 +39,32 @@ class PravegaWatermarkLookup:
     def __init__(self, cluster: Callable[[], PravegaClusterClient]) -> None:
         self._cluster = cluster
         self._readers: dict[tuple[str, str], WatermarkReader] = {}
+        self._positions: dict[tuple[str, str], dict[int, int]] = {}
+        """Each stream's segment positions as the last trigger planned them (``clamp``)."""
 
     def _marks(self, split: PravegaSegmentSplit) -> list[PravegaWatermark]:
         reader = self._readers.get((split.scope, split.stream))
         return [] if reader is None else reader.watermarks
 
     def refresh(self, streams: set[tuple[str, str]]) -> None:
-        """Read the watermarks written since the last refresh (once per trigger)."""
+        """Drop the watermarks the last trigger's positions no longer need, then read the ones written
+        since the last refresh (once per trigger). Later batches start at or after those positions,
+        so what is kept stays bounded by the watermarks from the slowest split on."""
         for scope, stream in streams:
             reader = self._readers.get((scope, stream))
             if reader is None:
                 reader = self._readers[(scope, stream)] = WatermarkReader(scope, stream, self._cluster)
+            positions = self._positions.pop((scope, stream), None)
+            if positions:
+                reader.prune(positions)
             reader.poll()
 
     def clamp(self, split: PravegaSegmentSplit, pos: int, end: int) -> int:
-        """``end`` moved back to the newest watermark's cut (never before ``pos``)."""
+        """``end`` moved back to the newest watermark's cut (never before ``pos``); notes ``pos`` for
+        the next refresh's pruning (every split of a trigger passes here, except those held back)."""
+        self._positions.setdefault((split.scope, split.stream), {})[split.segment_id] = pos
         marks = self._marks(split)
-        limit = _position(marks[-1], split.segment_id) if marks else pos
+        limit = position_in(marks[-1], split.segment_id) if marks else pos
         return max(pos, min(end, limit))
 
     def watermark_times(self) -> dict[str, dict[str, int]]:
@@ -99,7 +98,7 @@ class PravegaWatermarkLookup:
                 out[sid] = start
                 continue
             i = min(bisect.bisect_left([m.lower_ms for m in marks], t_ms), len(marks) - 1)
-            out[sid] = min(max(_position(marks[i], split.segment_id), start), end)
+            out[sid] = min(max(position_in(marks[i], split.segment_id), start), end)
         return out
 
     def times_at(
@@ -110,7 +109,7 @@ class PravegaWatermarkLookup:
         for sid, (split, raw_pos) in positions.items():
             pos = int(raw_pos)
             out[sid] = next(
-                (m.lower_ms - 1 for m in self._marks(split) if _position(m, split.segment_id) > pos), None
+                (m.lower_ms - 1 for m in self._marks(split) if position_in(m, split.segment_id) > pos), None
             )
         return out
 
@@ -123,7 +122,7 @@ class PravegaWatermarkLookup:
                 (
                     m.lower_ms - 1
                     for m in reversed(self._marks(split))
-                    if _position(m, split.segment_id) <= end
+                    if position_in(m, split.segment_id) <= end
                 ),
                 None,
             )

@@ -23,14 +23,14 @@ Threading: the driver's stream-reader thread only.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from connector_base import ConnectorError
 from connectors.pravega.cluster_client import PravegaClusterClient
 from connectors.pravega.event_decoding import EVENT_HEADER_BYTES, event_boundaries
 
-__all__ = ["PravegaWatermark", "WatermarkReader", "decode_watermark", "mark_stream"]
+__all__ = ["PravegaWatermark", "WatermarkReader", "decode_watermark", "mark_stream", "position_in"]
 
 _FORMAT = 0
 _INT64 = struct.Struct(">q")
@@ -140,7 +140,9 @@ class WatermarkReader:
         self._read_to: dict[int, int] = {}
         self._partial: dict[int, bytes] = {}
         self.watermarks: list[PravegaWatermark] = []
-        """Every watermark read so far, oldest first (lower bounds increasing)."""
+        """The watermarks read and not pruned (:meth:`prune`), oldest first (lower bounds increasing)."""
+        self.pruned = 0
+        """How many watermarks :meth:`prune` dropped so far."""
 
     def poll(self) -> list[PravegaWatermark]:
         """Read what the mark stream gained since the last call; returns the new watermarks."""
@@ -177,3 +179,41 @@ class WatermarkReader:
             if not self.watermarks or mark.lower_ms > self.watermarks[-1].lower_ms:
                 self.watermarks.append(mark)
         return new
+
+    def prune(self, positions: Mapping[int, int]) -> int:
+        """Drop the watermarks no read from ``positions`` on can need; returns how many were dropped.
+
+        ``positions``: segment id -> where the query's split of that segment is (every later read
+        starts there or after). The newest watermark whose cut is at or before every position, and
+        names no segment missing from ``positions``, stays (it answers a segment's head at its
+        position), and so does everything after it; the ones before it are dropped. So at most the
+        watermarks between the slowest split's position and the newest remain. Segments missing from
+        ``positions`` are finished ones (never asked about again) or successors held back until
+        their predecessors finish: while a predecessor is read, no watermark after its seal is at
+        or before its position (the cut lies past its end), so what a held successor needs (the
+        watermarks from its creation on) is never dropped.
+        """
+        keep = 0
+        for i, mark in enumerate(self.watermarks):
+            if all(s in positions for s in mark.cut) and all(
+                position_in(mark, s) <= at for s, at in positions.items()
+            ):
+                keep = i
+        if keep:
+            del self.watermarks[:keep]
+            self.pruned += keep
+        return keep
+
+
+_END = 2**63 - 1
+"""The position of a segment that lies wholly before a watermark's cut."""
+
+
+def position_in(mark: PravegaWatermark, segment_id: int) -> int:
+    """Where ``mark``'s cut is in ``segment_id``: its offset when the cut names it, else the end
+    (``2**63 - 1``) for a segment of an older epoch than the cut's (a predecessor, wholly before it)
+    and 0 for a newer one (a successor, not reached yet)."""
+    at = mark.position(segment_id)
+    if at is not None:
+        return at
+    return _END if (segment_id >> 32) < mark.newest_epoch else 0

@@ -15,14 +15,16 @@ PARTITIONS, ROWS = 3, 4000
 
 
 def run_driver(checkpoint: Path, output: Path, kill_after_s: float | None) -> bool:
+    """Run the query (18 micro-batches when nothing kills it); the time limits are generous because a
+    CI machine running the other lanes beside this one took 526 s for the whole test (186 s here)."""
     options = {"partitions": str(PARTITIONS), "rowsPerPartition": str(ROWS), "maxRecordsPerTrigger": "700"}
     args = ["sequence-unified", str(checkpoint), str(output), json.dumps(options)]
     return run_and_kill_after_first_commit(
-        DRIVER, args, checkpoint, kill_after_s, first_commit_timeout_s=120, timeout_s=300
+        DRIVER, args, checkpoint, kill_after_s, first_commit_timeout_s=180, timeout_s=600
     )
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1500)
 def test_killed_driver_restarts_with_exactly_once_output(tmp_path: Path) -> None:
     checkpoint, output = tmp_path / "chk", tmp_path / "out"
     kills = 0

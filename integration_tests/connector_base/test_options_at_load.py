@@ -9,6 +9,7 @@ The exhaustive option checks are unit tests (unit_tests/connectors/test_option_p
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -62,9 +63,9 @@ def test_bad_option_fails_at_load_and_at_stream_start_with_our_error_last(
     if fmt == "files-unified":
         (tmp_path / "a.jsonl").write_text('{"id": 1}\n')
         options = {**options, "path": str(tmp_path)}
-    with pytest.raises(Exception) as at_load:
+    # match=: any other failure (Spark's worker start limit on a loaded machine) surfaces whole
+    with pytest.raises(Exception, match=rf"(?s)InvalidOptionError.*(?i:{re.escape(name)})"):
         spark.read.format(fmt).options(**options).load()
-    assert "InvalidOptionError" in str(at_load.value) and name.lower() in str(at_load.value).lower()
 
     query = (
         spark.readStream.format(fmt)
@@ -76,11 +77,9 @@ def test_bad_option_fails_at_load_and_at_stream_start_with_our_error_last(
         .start()
     )
     try:
-        with pytest.raises(Exception) as at_start:
+        with pytest.raises(Exception, match=rf"(?i)for option '{re.escape(name)}'") as at_start:
             query.awaitTermination(120)
     finally:
         query.stop()
-    message = str(at_start.value)
-    assert "UnboundLocalError" not in message
-    assert f"for option '{name.lower()}'" in message.lower()
+    assert "UnboundLocalError" not in str(at_start.value)
     assert query.lastProgress is None  # no micro-batch ran

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from connectors.files.formats.base import LineFormat, ReadSchema, line_bounds
 from connectors.files.formats.csv import CsvFormat
-from connectors.files.formats.jsonl import JsonLinesFormat
+from connectors.files.formats.jsonl import JsonDocumentFormat, JsonLinesFormat
 from connectors.files.formats.parquet import ParquetRowGroupReader
 from connectors.files.formats.text import TextFormat
 from connectors.files.options import FileFormat, FileSourceOptions
 
 __all__ = [
     "CsvFormat",
+    "JsonDocumentFormat",
     "JsonLinesFormat",
     "LineFormat",
     "ParquetRowGroupReader",
@@ -26,6 +27,8 @@ def line_format(options: FileSourceOptions, schema: ReadSchema) -> LineFormat:
     match options.format:
         case FileFormat.TEXT:
             return TextFormat(schema, options)
+        case FileFormat.JSONL if options.multi_line:
+            return JsonDocumentFormat(schema, options)
         case FileFormat.JSONL:
             return JsonLinesFormat(schema, options)
         case FileFormat.CSV:

@@ -55,7 +55,8 @@ def lines_to_array(data: bytes | memoryview) -> tuple[pa.Array, np.ndarray]:
 
 
 class TextFormat(LineFormat):
-    """Lines become ``value`` without their ``\\n`` or ``\\r\\n``; no line is ever malformed."""
+    """Lines become ``value`` without their ``\\n`` or ``\\r\\n`` (or ``lineSep``); no line is ever
+    malformed."""
 
     name = "text"
     skips_blank_lines = False
@@ -70,7 +71,12 @@ class TextFormat(LineFormat):
         skip = bom_length(data) if at_file_start else 0
         if skip:
             data, base_offset = memoryview(data)[skip:], base_offset + skip
-        arr, starts = lines_to_array(data)
+        if self.framing.custom:  # lineSep: a line may hold \n and \r
+            lines = self.framing.lines(data)
+            arr = pa.array([raw.decode("utf-8", "replace") for _s, raw in lines], pa.string())
+            starts = np.asarray([s for s, _raw in lines], np.int64)
+        else:
+            arr, starts = lines_to_array(data)
         field = self.schema.data[0]
         table = pa.Table.from_arrays([arr], schema=pa.schema([pa.field(field.name, arr.type)]))
         return self.schema.assemble(table, path, starts + base_offset if self.schema.with_offset else None)

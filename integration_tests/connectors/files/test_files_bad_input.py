@@ -3,6 +3,7 @@ another path or new files, missing paths; each compared with Spark's own file so
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +47,10 @@ def test_csv_permissive_keeps_the_bad_line_in_the_corrupt_record_column(spark: A
 
 def test_csv_failfast_with_a_corrupt_record_column_blames_the_bad_line(spark: Any, data_dir: Path) -> None:
     (data_dir / "a.csv").write_text(GOOD_AND_BAD)
-    with pytest.raises(Exception) as info:
+    # match=: any other failure (Spark's worker start limit on a loaded machine) surfaces whole
+    with pytest.raises(Exception, match="(?s)at byte offset 8.*three,c") as info:
         _csv(spark, data_dir, "FAILFAST").collect()
     message = str(info.value)
-    assert "three,c" in message and "at byte offset 8" in message
     assert "'1,a" not in message and "'2,b" not in message
 
 
@@ -76,11 +77,12 @@ def test_restart_with_another_path_fails_naming_the_change(spark: Any, tmp_path:
     write_jsonl(second, "b.jsonl", [{"id": 2}])
     checkpoint = tmp_path / "chk"
     _available_now(spark, first, checkpoint, "out")
-    with pytest.raises(Exception) as info:
+    with pytest.raises(
+        Exception,
+        match=rf"(?s)checkpoint was written for another source.*{re.escape(str(first / 'a.jsonl'))}"
+        rf".*{re.escape(f'path={second}')}",
+    ):
         _available_now(spark, second, checkpoint, "out")
-    message = str(info.value)
-    assert "checkpoint was written for another source" in message
-    assert str(first / "a.jsonl") in message and f"path={second}" in message
 
 
 def test_missing_path_fails_like_spark_and_a_glob_matching_nothing_too(spark: Any, tmp_path: Path) -> None:

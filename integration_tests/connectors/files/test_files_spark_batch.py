@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -78,9 +79,9 @@ def test_csv_user_schema_and_dialect_match_spark_read_csv(spark, data_dir) -> No
 def test_malformed_lines_follow_mode(spark, data_dir) -> None:
     (data_dir / "bad.jsonl").write_text('{"id": 1}\n{"id": oops}\n{"id": 3}\n')
     base = spark.read.format(FMT).option("format", "jsonl")
-    with pytest.raises(Exception) as info:
+    # match=: any other failure (Spark's worker start limit on a loaded machine) surfaces whole
+    with pytest.raises(Exception, match=r"(?s)bad\.jsonl.*byte offset 10"):
         base.schema("id LONG").load(str(data_dir)).collect()
-    assert "bad.jsonl" in str(info.value) and "byte offset 10" in str(info.value)
     dropped = base.option("mode", "DROPMALFORMED").schema("id LONG").load(str(data_dir)).collect()
     assert sorted(r.id for r in dropped) == [1, 3]
     kept = base.option("mode", "PERMISSIVE").schema("id LONG, _corrupt_record STRING").load(str(data_dir))
@@ -131,15 +132,15 @@ def test_metadata_columns(spark, data_dir) -> None:
         ({"path": "{dir}", "format": "jsonl", "splitSizeBytes": "ten"}, "'splitSizeBytes'"),
         ({"path": "{dir}", "format": "jsonl", "maxFilesPerTrigger": "0"}, "'maxFilesPerTrigger'"),
         ({"path": "{dir}", "format": "jsonl", "recursive": "sometimes"}, "'recursive'"),
-        ({"path": "{dir}", "format": "jsonl", "inferSchema": "true"}, "'inferSchema'"),
+        ({"path": "{dir}", "format": "csv", "inferSchema": "sometimes"}, "'inferSchema'"),
     ],
 )
 def test_invalid_options_fail_at_load(spark, data_dir, options, fragment) -> None:
     write_jsonl(data_dir, "a.jsonl", [{"id": 1}])
     opts = {k: v.replace("{dir}", str(data_dir)) for k, v in options.items()}
-    with pytest.raises(Exception) as info:
+    # (?i): Spark passes option keys lower-cased
+    with pytest.raises(Exception, match=f"(?i){re.escape(fragment)}"):
         spark.read.format(FMT).options(**opts).load().schema  # noqa: B018
-    assert fragment.lower() in str(info.value).lower()  # Spark passes option keys lower-cased
 
 
 def test_schema_mistakes_fail_at_load(spark, data_dir) -> None:

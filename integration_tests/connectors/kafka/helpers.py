@@ -43,6 +43,23 @@ def stream(spark: Any, broker: KafkaBroker, **options: str) -> Any:
     )
 
 
+def consume_all(broker: KafkaBroker, topic: str, field: str = "value") -> list[bytes | None]:
+    """Every record's ``value`` (or ``key``) of ``topic`` read with a plain consumer, until 3 s pass
+    without one (for checking what a sink wrote with the writing library's own deserializers)."""
+    consumer = broker.consumer()
+    consumer.subscribe([topic])
+    out: list[bytes | None] = []
+    idle = 0
+    try:
+        while idle < 3:
+            msgs = consumer.consume(1000, timeout=1.0)
+            idle = 0 if msgs else idle + 1
+            out.extend((m.value() if field == "value" else m.key()) for m in msgs if m.error() is None)
+    finally:
+        consumer.close()
+    return out
+
+
 def values_of(rows: Any) -> list[bytes]:
     """The ``value`` column as bytes."""
     return [bytes(r["value"]) for r in rows]

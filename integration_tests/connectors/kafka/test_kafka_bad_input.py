@@ -4,6 +4,7 @@ exist, secrets kept out of errors, logs and offsets, and pooled consumers closed
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -37,10 +38,11 @@ def test_restart_on_another_topic_fails_naming_both(
     reference_broker.produce(second, [b"c"])
     checkpoint = tmp_path / "chk"
     assert _available_now(spark, reference_broker, checkpoint, subscribe=first) == 2
-    with pytest.raises(Exception) as info:
+    # match=: another failure (Spark's worker start limit on a loaded machine) must surface as itself,
+    # whole, where make test's re-run rule can see it, not as a failed assertion on its message
+    with pytest.raises(Exception, match="checkpoint was written for another source") as info:
         _available_now(spark, reference_broker, checkpoint, subscribe=second)
     message = str(info.value)
-    assert "checkpoint was written for another source" in message
     assert f"{first}-0" in message and f"subscribe={second}" in message
     # a wider subscription is a change Spark allows: the new topic is read from its start
     assert _available_now(spark, reference_broker, checkpoint, subscribe=f"{first},{second}") == 3
@@ -49,12 +51,21 @@ def test_restart_on_another_topic_fails_naming_both(
 def test_missing_topic_fails_with_assign_and_reads_nothing_with_subscribe(
     spark: Any, reference_broker: KafkaBroker, caplog: Any
 ) -> None:
+    """As Spark's Kafka source: ``assign`` of a topic that does not exist fails; of a partition an
+    existing topic lacks, reads the partitions that exist (found by the differential harness: Spark
+    read 0 rows where this source refused); ``subscribe`` of a missing topic reads nothing."""
     missing = f"missing-{os.getpid()}-{time.monotonic_ns()}"
-    with pytest.raises(
-        Exception, match=f"option .assign. names topic partitions that do not exist.*{missing}-0"
-    ):
+    with pytest.raises(Exception, match=f"option .assign. names topics that do not exist.*{missing}"):
         reader(spark, reference_broker, assign=f'{{"{missing}":[0]}}').load().collect()
     assert reader(spark, reference_broker, subscribe=missing).load().collect() == []
+    topic = reference_broker.create_topic(1)
+    reference_broker.produce(topic, [b"a", b"b"], partition=0)
+    rows = reader(spark, reference_broker, assign=f'{{"{topic}":[0, 7]}}').load().collect()
+    assert sorted(bytes(r["value"]) for r in rows) == [b"a", b"b"]
+    with pytest.raises(Exception, match=f"Invalid value '{topic}-3' for option 'startingOffsets'"):
+        reader(
+            spark, reference_broker, assign=f'{{"{topic}":[0]}}', startingOffsets=f'{{"{topic}":{{"3":0}}}}'
+        ).load()
 
 
 def test_no_secret_in_errors_logs_or_offsets(
@@ -68,9 +79,10 @@ def test_no_secret_in_errors_logs_or_offsets(
             lambda n=name, v=value: reader(spark, reference_broker, subscribe=topic, **{n: v}).load(),
             lambda n=name, v=value: stream(spark, reference_broker, subscribe=topic, **{n: v}).load(),
         ):
-            with pytest.raises(Exception) as info:
+            # match=: any other failure (Spark's worker start limit on a loaded machine) surfaces whole
+            with pytest.raises(Exception, match=f"(?i){re.escape(name)}") as info:
                 load()
-            assert name.lower() in str(info.value).lower() and SECRET not in str(info.value)
+            assert SECRET not in str(info.value)
     checkpoint = tmp_path / "chk"
     assert (
         _available_now(
@@ -98,11 +110,9 @@ def test_a_jaas_password_without_a_username_is_never_shown(
         lambda: reader(spark, reference_broker, subscribe=topic, **{"kafka.sasl.jaas.config": jaas}).load(),
         lambda: stream(spark, reference_broker, subscribe=topic, **{"kafka.sasl.jaas.config": jaas}).load(),
     ):
-        with pytest.raises(Exception) as info:
+        with pytest.raises(Exception, match=r'(?s)kafka\.sasl\.jaas\.config.*both username="\.\.\."') as info:
             load()
-        message = str(info.value)
-        assert "kafka.sasl.jaas.config" in message and 'both username="..."' in message
-        assert password not in message, message
+        assert password not in str(info.value), str(info.value)
     printed = capfd.readouterr()
     assert password not in printed.out and password not in printed.err
 

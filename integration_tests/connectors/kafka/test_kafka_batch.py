@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -166,10 +167,9 @@ def test_data_loss_fails_or_continues(spark: Any, kafka_cluster: KafkaBroker) ->
     for f in admin.delete_records([TopicPartition(topic, 0, 40)]).values():
         f.result(30)
     start = json.dumps({topic: {"0": 0}})
-    with pytest.raises(Exception) as info:
+    # match=: any other failure (Spark's worker start limit on a loaded machine) surfaces whole
+    with pytest.raises(Exception, match=rf"(?s)topic {re.escape(topic)} partition 0.*\[0, 40\)"):
         reader(spark, kafka_cluster, subscribe=topic, startingOffsets=start).load().collect()
-    message = str(info.value)
-    assert f"topic {topic} partition 0" in message and "[0, 40)" in message, message[:2000]
     rows = reader(spark, kafka_cluster, subscribe=topic, startingOffsets=start, failOnDataLoss="false").load()
     assert sorted(r["offset"] for r in rows.collect()) == list(range(40, 100))
 

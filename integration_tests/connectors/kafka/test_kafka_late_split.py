@@ -11,6 +11,7 @@ option. A new partition whose records are newer than the cut is read and not rep
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -235,12 +236,12 @@ def test_fail_on_late_split_fails_the_query_naming_the_split_and_the_option(
         _wait(query, "discovery", lambda: _planned(query, late_split))
         _produce_at(reference_broker, f"{prefix}-b", 0, base - HOUR_MS)
         began = time.monotonic()
-        with pytest.raises(StreamingQueryException) as info:
+        # match=: any other failure (Spark's worker start limit on a loaded machine) surfaces whole
+        late = f"split {late_split} holds {NEW_RECORDS} records older than the event-time cut"
+        cont = "Set eventTime.failOnLateSplit=false to read them and continue"
+        with pytest.raises(StreamingQueryException, match=f"(?s){re.escape(late)}.*{re.escape(cont)}"):
             if not query.awaitTermination(60):  # raises the query's failure
                 pytest.fail("the query did not fail within 60 s of the late records")
         print(f"\nthe query failed {time.monotonic() - began:.1f} s after the late records were written")
     finally:
         query.stop()
-    error = str(info.value)
-    assert f"split {late_split} holds {NEW_RECORDS} records older than the event-time cut" in error, error
-    assert "Set eventTime.failOnLateSplit=false to read them and continue" in error, error

@@ -12,16 +12,14 @@ number and the errors a bad record gets.
 from __future__ import annotations
 
 import datetime
-import importlib
 import struct
-import sys
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from integration_tests.connectors.formats.protoc_modules import generated_module
 from integration_tests.connectors.kafka.helpers import reader
 from sparkflow_testing.kafka.broker import KafkaBroker
 from sparkflow_testing.registry.apicurio import SchemaRegistryServer
@@ -62,19 +60,9 @@ message Order {
 @pytest.fixture(scope="module")
 def order_pb2(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """The generated message module (protoc --python_out), as a producer application has it."""
-    from grpc_tools import protoc
-
-    out = tmp_path_factory.mktemp("order_proto")
-    (out / "sparkflow_it_money.proto").write_text(MONEY)
-    (out / "sparkflow_it_order.proto").write_text(ORDER)
-    include = Path(protoc.__file__).parent / "_proto"
-    for name in ("sparkflow_it_money.proto", "sparkflow_it_order.proto"):
-        assert protoc.main(["protoc", f"-I{out}", f"-I{include}", f"--python_out={out}", name]) == 0
-    sys.path.insert(0, str(out))
-    try:
-        yield importlib.import_module("sparkflow_it_order_pb2")
-    finally:
-        sys.path.remove(str(out))
+    protos = {"sparkflow_it_money.proto": MONEY, "sparkflow_it_order.proto": ORDER}
+    with generated_module(tmp_path_factory.mktemp("order_proto"), protos) as module:
+        yield module
 
 
 def _order(pb: Any, i: int) -> Any:

@@ -190,3 +190,50 @@ def test_query_killed_while_writing_restarts_with_nothing_lost(
     values = values_of(read_back(spark, reference_broker, dst))
     assert set(values) == {f"r{i}".encode() for i in range(2500)}, "records lost"
     assert len(values) >= 2500
+
+
+def _writers() -> list[str]:
+    native = hasattr(native_module(), "NativeProducer")
+    return ["native", "python"] if native else ["python"]
+
+
+@pytest.mark.parametrize("writer", _writers())
+def test_producers_are_pooled_between_tasks_and_a_failed_one_is_closed(
+    kafka_cluster: KafkaBroker, writer: str
+) -> None:
+    """As Spark's ``CachedKafkaProducer``: a worker's next task sends with the producer its last task
+    used; a producer whose task failed is closed, and the next task gets a new one that works."""
+    import pyarrow as pa
+
+    from connectors.kafka import producer_pool
+    from connectors.kafka.native_sink import produce_batches_native
+    from connectors.kafka.python_sink import produce_batches
+    from connectors.kafka.sink_options import KafkaSinkOptions
+
+    produce = produce_batches_native if writer == "native" else produce_batches
+    topic = kafka_cluster.create_topic(2)
+    options = KafkaSinkOptions.parse(
+        {
+            "kafka.bootstrap.servers": kafka_cluster.bootstrap,
+            "topic": topic,
+            "kafka.writer": writer,
+            **_producer_options(kafka_cluster),
+        }
+    )
+    rows = pa.record_batch({"value": pa.array([b"a", b"b", b"c"])})
+    producer_pool.close_idle()
+    assert produce(options, iter([rows])) == 3
+    created, idle = producer_pool.pool_size()
+    assert idle == 1
+    for _ in range(3):
+        assert produce(options, iter([rows])) == 3
+    assert producer_pool.pool_size() == (created, 1)  # every task found the pooled producer
+
+    bad = pa.record_batch({"value": pa.array([b"x"]), "partition": pa.array([7], pa.int32())})
+    with pytest.raises(Exception, match="(?i)unknown partition"):
+        produce(options, iter([bad]))
+    assert producer_pool.pool_size() == (created, 0)  # the failed task's producer was closed
+    assert produce(options, iter([rows])) == 3
+    assert producer_pool.pool_size() == (created + 1, 1)
+    assert sum(kafka_cluster.end_offsets(topic).values()) == 15
+    producer_pool.close_idle()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from typing import Any
 
@@ -342,10 +343,10 @@ def test_deleted_topic_fails_or_is_dropped(
             f.result(30)
         reference_broker.produce(keep, [b"k2"] * 5)
         if fail:
-            with pytest.raises(Exception) as info:  # awaitTermination raises the query's failure
+            # awaitTermination raises the query's failure; match=: any other failure (Spark's worker
+            # start limit on a loaded machine) surfaces whole
+            with pytest.raises(Exception, match=re.escape(f"data loss in topic {doomed} partition 0")):
                 query.awaitTermination(120)
-            error = str(info.value)
-            assert f"data loss in topic {doomed} partition 0" in error, error[:2000]
         else:
             rows = wait_rows(spark, table, 25, query)
             assert sorted(values_of(rows)).count(b"k2") == 5
@@ -370,13 +371,11 @@ def test_records_removed_by_retention_fail_or_are_skipped(
     options = {"subscribe": topic, "startingOffsets": start, "failOnDataLoss": str(fail).lower()}
     stream_df = stream(spark, kafka_cluster, **options).load()
     if fail:
-        with pytest.raises(Exception) as info:
+        with pytest.raises(Exception, match=rf"(?s)topic {re.escape(topic)} partition 0.*\[0, 40\)"):
             reader(spark, kafka_cluster, **options).load().collect()
-        assert f"topic {topic} partition 0" in str(info.value) and "[0, 40)" in str(info.value)
         query, _table = memory_query(stream_df, tmp_path, {"availableNow": True})
-        with pytest.raises(Exception) as info:
+        with pytest.raises(Exception, match=re.escape(f"data loss in topic {topic} partition 0")):
             query.awaitTermination(120)
-        assert f"data loss in topic {topic} partition 0" in str(info.value), str(info.value)[:2000]
         return
     rows = reader(spark, kafka_cluster, **options).load().collect()
     assert [r["offset"] for r in rows] == list(range(40, 100))

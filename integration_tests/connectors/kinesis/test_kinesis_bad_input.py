@@ -3,6 +3,7 @@ stream, and a stream that does not exist, each failing with a message that says 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +34,12 @@ def test_restart_on_another_stream_fails_naming_both(
     write(kinesis_endpoint, second, 2)
     checkpoint = tmp_path / "chk"
     assert _available_now(spark, options(kinesis_endpoint, first), checkpoint) == 3
-    with pytest.raises(Exception) as info:
+    # match=: any other failure (Spark's worker start limit on a loaded machine) surfaces whole
+    with pytest.raises(
+        Exception,
+        match=f"(?s)checkpoint was written for another source.*{re.escape(first)}.*{re.escape(second)}",
+    ):
         _available_now(spark, options(kinesis_endpoint, second), checkpoint)
-    message = str(info.value)
-    assert "checkpoint was written for another source" in message, message[-800:]
-    assert first in message and second in message, message[-800:]
     # the first stream again: the checkpoint goes on where it stopped (nothing read twice)
     write(kinesis_endpoint, first, 1)
     assert _available_now(spark, options(kinesis_endpoint, first), checkpoint) == 4

@@ -172,3 +172,30 @@ def run_sink_crash_driver(
         if mode is not None:
             args.append(mode)
     return subprocess.run(args, capture_output=True, text=True, timeout=500, start_new_session=True, env=env)
+
+
+def deduped_by_event_time(
+    spark: Any, options: dict[str, str], checkpoint: Path, delay: str
+) -> tuple[int, int, list[str]]:
+    """``(rows read, rows dropped as late, ids out)`` of JSON events ``{"id", "ts": epoch ms}`` read
+    with ``options`` under ``withWatermark("t", delay)`` + ``dropDuplicatesWithinWatermark(["id"])``
+    (append mode, ``Trigger.AvailableNow``, into a memory table named after ``checkpoint``)."""
+    from pyspark.sql import functions as F
+
+    from integration_tests.connectors.spark_batches import run_to_memory
+
+    name = f"pravega_dedup_{checkpoint.name}"
+    text = F.col("event").cast("string")
+    deduped = (
+        spark.readStream.format("pravega")
+        .options(**options)
+        .load()
+        .select(
+            F.get_json_object(text, "$.id").alias("id"),
+            F.timestamp_millis(F.get_json_object(text, "$.ts").cast("long")).alias("t"),
+        )
+        .withWatermark("t", delay)
+        .dropDuplicatesWithinWatermark(["id"])
+    )
+    read, dropped = run_to_memory(deduped, name, checkpoint)
+    return read, dropped, [r[0] for r in spark.sql(f"select id from {name}").collect()]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pravega_helpers import new_stream, read_options, write_events
+from pravega_helpers import deduped_by_event_time, new_stream, read_options, write_events
 
 from connector_base.spark.event_time_cut import EventTimeCut
 from connector_base.spark.event_time_options import Alignment, EventTimeOptions
@@ -25,7 +25,7 @@ from connectors.pravega.event_time import EventTimeEncoding, EventTimeExtractor
 from connectors.pravega.options import PravegaSourceOptions
 from connectors.pravega.planner import PravegaSegmentPlanner
 from connectors.pravega.split import PravegaSegmentSplit
-from integration_tests.connectors.spark_batches import collect_batches, logged_offsets, run_to_memory
+from integration_tests.connectors.spark_batches import collect_batches, logged_offsets
 from sparkflow_testing.pravega.cluster import PravegaCluster, unique_name
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
@@ -65,24 +65,7 @@ def skewed(pravega_cluster: PravegaCluster) -> tuple[str, str, str]:
 
 def _watermarked(spark: Any, options: dict[str, str], checkpoint: Path) -> tuple[int, int, list[str]]:
     """``(rows read, rows dropped as late, ids out)`` of a 10-minute watermark + dedup, AvailableNow."""
-    from pyspark.sql import functions as F
-
-    name = f"pravega_cut_{checkpoint.name}"
-    text = F.col("event").cast("string")
-    deduped = (
-        spark.readStream.format("pravega")
-        .options(**options)
-        .load()
-        .select(
-            F.get_json_object(text, "$.id").alias("id"),
-            F.timestamp_millis(F.get_json_object(text, "$.ts").cast("long")).alias("t"),
-        )
-        .withWatermark("t", "10 minutes")
-        .dropDuplicatesWithinWatermark(["id"])
-    )
-    read, dropped = run_to_memory(deduped, name, checkpoint)
-    ids = [r[0] for r in spark.sql(f"select id from {name}").collect()]
-    return read, dropped, ids
+    return deduped_by_event_time(spark, options, checkpoint, "10 minutes")
 
 
 def test_a_watermark_drops_no_row_with_the_cut_and_some_without(

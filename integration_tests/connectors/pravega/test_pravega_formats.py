@@ -1,20 +1,22 @@
-"""``valueFormat`` on Pravega events: Avro and JSON Schema in the Confluent wire format, one registry.
+"""``valueFormat`` on Pravega events: Avro, JSON Schema and Protobuf in the Confluent wire format.
 
 Events are written by the project's writer with payloads encoded by confluent-kafka's own
-``AvroSerializer`` / ``JSONSerializer`` (subjects ``<stream>-value``), and read through
-``format("pravega")`` with the schema registry fixture (Apicurio 2.6.13); and the sink encodes the
-``event`` struct with ``valueFormat`` in the same wire format, which confluent-kafka's deserializers
-read back.
+``AvroSerializer`` / ``JSONSerializer`` / ``ProtobufSerializer`` (subjects ``<stream>-value``), and
+read through ``format("pravega")`` with the schema registry fixture (Apicurio 2.6.13); and the sink
+encodes the ``event`` struct with ``valueFormat`` in the same wire format, which confluent-kafka's
+deserializers read back.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from pravega_helpers import new_stream, read_options, spark, write_events
 
+from integration_tests.connectors.formats.protoc_modules import generated_module
 from sparkflow_testing.pravega.cluster import PravegaCluster
 from sparkflow_testing.registry.apicurio import SchemaRegistryServer
 
@@ -39,6 +41,27 @@ READING_JSON = {
         "tags": {"type": "array", "items": {"type": "string"}},
     },
 }
+
+
+READING_PROTO = """
+syntax = "proto3";
+package sparkflow.pravega;
+message Reading {
+  string sensor = 1;
+  double value = 2;
+  Unit unit = 3;
+  repeated string tags = 4;
+  enum Unit { C = 0; F = 1; }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def reading_pb2(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The generated message module (protoc --python_out), as a producer application has it."""
+    protos = {"sparkflow_pravega_reading.proto": READING_PROTO}
+    with generated_module(tmp_path_factory.mktemp("reading_proto"), protos) as module:
+        yield module
 
 
 def _ctx(stream: str) -> Any:
@@ -168,3 +191,68 @@ def test_a_sink_format_needs_a_struct_event(
             autoRegisterSchemas="true",
             **{"schemaRegistry.url": schema_registry.url},
         ).mode("append").save()
+
+
+def test_protobuf_confluent_events_read_and_written_back(
+    pravega_cluster: PravegaCluster, spark: Any, schema_registry: SchemaRegistryServer, reading_pb2: Any
+) -> None:
+    """Events encoded by confluent-kafka's ``ProtobufSerializer`` read as typed columns (a bad event
+    fails naming the stream, segment and offset, or is dropped); the sink writes them to another
+    stream with the registered schema, in a transaction, and ``ProtobufDeserializer`` reads back the
+    original messages."""
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
+    from pyspark.sql import functions as F
+
+    scope, stream = new_stream(pravega_cluster, segments=2)
+    ser = ProtobufSerializer(reading_pb2.Reading, schema_registry.client(), {"use.deprecated.format": False})
+    messages = [
+        reading_pb2.Reading(
+            sensor=f"s{i % 3}", value=i / 4 + 0.25, unit=i % 2, tags=[f"t{j}" for j in range(i % 3)]
+        )
+        for i in range(30)
+    ]
+    write_events(
+        pravega_cluster,
+        scope,
+        stream,
+        [*((m.sensor, ser(m, _ctx(stream))) for m in messages), ("s0", b"junk")],
+    )
+
+    def base() -> Any:
+        return (
+            spark.read.format("pravega").options(**read_options(pravega_cluster, scope, stream))
+            .options(valueFormat="protobuf-confluent", **{"schemaRegistry.url": schema_registry.url})
+        )  # fmt: skip
+
+    with pytest.raises(
+        Exception,
+        match=rf"stream {scope}/{stream}, segment \d+, offset \d+: "
+        "the value is not in the Confluent wire format",
+    ):
+        base().load().collect()
+    df = base().option("parseMode", "DROPMALFORMED").load()
+    assert df.columns[:4] == ["sensor", "value", "unit", "tags"]
+    got = sorted((r["sensor"], r["value"], r["unit"], r["tags"]) for r in df.collect())
+    # proto3: an enum at its zero value reads as null, as Spark's from_protobuf gives it
+    want = sorted((m.sensor, m.value, "F" if m.unit else None, list(m.tags)) for m in messages)
+    assert got == want
+
+    _scope, out = new_stream(pravega_cluster, segments=1, scope=scope)
+    (
+        df.select(
+            F.col("sensor").alias("routing_key"), F.struct("sensor", "value", "unit", "tags").alias("event")
+        )
+        .write.format("pravega")
+        .options(controller=pravega_cluster.controller_uri, scope=scope, stream=out, exactly_once="true")
+        .options(valueFormat="protobuf-confluent", valueSubject=f"{stream}-value")
+        .option("schemaRegistry.url", schema_registry.url)
+        .mode("append")
+        .save()
+    )
+    de = ProtobufDeserializer(reading_pb2.Reading, {"use.deprecated.format": False}, schema_registry.client())
+    back = [de(e, _ctx(out)) for e in _raw_events(pravega_cluster, scope, out)]
+    assert sorted(back, key=_by_sensor_and_value) == sorted(messages, key=_by_sensor_and_value)
+
+
+def _by_sensor_and_value(message: Any) -> tuple[str, float]:
+    return message.sensor, message.value

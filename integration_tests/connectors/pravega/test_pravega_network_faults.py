@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pravega_helpers import new_stream, spark, write_events  # noqa: F401  (spark: a fixture)
+from pravega_helpers import new_stream, spark, write_events
 
 from integration_tests.connectors.network_faults import ResetsWhileReading, healthy
 from integration_tests.connectors.parquet_sink import (
@@ -36,6 +36,7 @@ from sparkflow_testing.pravega.cluster import Backend, EmulatorProcess, PravegaC
 from sparkflow_testing.processes import free_port
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
+__all__ = ["spark"]  # the fixture, imported for the tests
 
 SINK_SCHEMA = "event binary, scope string, stream string, segment_id long, offset long"
 _parquet = functools.partial(parquet_rows, schema=SINK_SCHEMA)

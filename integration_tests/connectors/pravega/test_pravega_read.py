@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -136,14 +137,13 @@ def test_invalid_options_fail_at_load(pravega_cluster: PravegaCluster, spark: An
         ({**base, "colour": "red"}, "'colour'"),
     ]
     for options, fragment in cases:
-        with pytest.raises(Exception) as info:
+        # match=: any other failure (Spark's worker start limit on a loaded machine) surfaces whole
+        with pytest.raises(Exception, match=f"(?i){re.escape(fragment)}"):
             spark.read.format("pravega").options(**options).load().schema  # noqa: B018
-        assert fragment.lower() in str(info.value).lower(), (options, str(info.value)[:400])
     # valid for readStream, so load() accepts it; a batch read refuses it before reading anything
     unbounded = spark.read.format("pravega").options(**base, end_stream_cut="unbounded").load()
-    with pytest.raises(Exception) as info:
+    with pytest.raises(Exception, match="(?s)'end_stream_cut'.*unbounded"):
         unbounded.count()
-    assert "'end_stream_cut'" in str(info.value) and "unbounded" in str(info.value), str(info.value)[:400]
 
 
 @pytest.mark.timeout(120)
@@ -157,7 +157,7 @@ def test_secrets_never_appear_in_errors(pravega_cluster: PravegaCluster, spark: 
         "password": "s3cr3t-pw",
         "start_stream_cut": "bad",
     }
-    with pytest.raises(Exception) as info:
+    with pytest.raises(Exception, match="'start_stream_cut'") as info:
         spark.read.format("pravega").options(**options).load().schema  # noqa: B018
     assert "s3cr3t-pw" not in str(info.value)
     from connectors.pravega.options import PravegaSourceOptions

@@ -71,11 +71,11 @@ def test_wrong_password_fails_fast_without_the_secret(secured: PravegaStandalone
     wrong = "not-" + PASSWORD
     options = _options(secured, "any", "stream", password=wrong)
     started = time.monotonic()
-    with pytest.raises(Exception) as info:
+    # match=: any other failure (Spark's worker start limit on a loaded machine) surfaces whole
+    with pytest.raises(Exception, match="UNAUTHENTICATED") as info:
         spark.read.format("pravega").options(**options).load().collect()
     message = str(info.value)
     assert time.monotonic() - started < FAIL_FAST_S
-    assert "UNAUTHENTICATED" in message, message[-2000:]
     assert wrong not in message and PASSWORD not in message
 
 
@@ -85,9 +85,7 @@ def test_untrusted_certificate_fails_fast(secured: PravegaStandalone, spark: Any
     assert other.ca_cert is not None
     options = _options(secured, "any", "stream", trust_store=str(other.ca_cert))
     started = time.monotonic()
-    with pytest.raises(Exception) as info:
+    with pytest.raises(Exception, match="UNAVAILABLE") as info:
         spark.read.format("pravega").options(**options).load().collect()
-    message = str(info.value)
     assert time.monotonic() - started < FAIL_FAST_S
-    assert "UNAVAILABLE" in message, message[-2000:]
-    assert PASSWORD not in message
+    assert PASSWORD not in str(info.value)

@@ -13,7 +13,7 @@
 //! The Spark types (enum as string, millisecond timestamps in microseconds, ...) are applied by
 //! the caller with Arrow casts: this module returns arrow-avro's own types.
 
-use arrow_array::{ArrayRef, Array, BinaryArray, LargeBinaryArray, RecordBatch};
+use arrow_array::{Array, ArrayRef, BinaryArray, LargeBinaryArray, RecordBatch};
 use arrow_avro::reader::{Decoder, DecoderMode, ReaderBuilder};
 use arrow_avro::schema::{AvroSchema, Fingerprint, FingerprintAlgorithm, SchemaStore};
 use arrow_pyarrow::{FromPyArrow, ToPyArrow};
@@ -119,7 +119,9 @@ impl AvroBatchDecoder {
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let input = RecordBatch::from_pyarrow_bound(batch)?;
         if input.num_columns() != 1 {
-            return Err(PyValueError::new_err("expected one binary column of datums"));
+            return Err(PyValueError::new_err(
+                "expected one binary column of datums",
+            ));
         }
         let column: ArrayRef = input.column(0).clone();
         if column.null_count() > 0 {
@@ -139,7 +141,9 @@ impl AvroBatchDecoder {
                     let a = column.as_any().downcast_ref::<LargeBinaryArray>().unwrap();
                     decode_all(&mut decoder, a.iter().map(|v| v.unwrap_or(&[])))
                 }
-                other => Err(Failure::Other(format!("expected binary datums, got {other}"))),
+                other => Err(Failure::Other(format!(
+                    "expected binary datums, got {other}"
+                ))),
             };
             (decoder, result)
         });

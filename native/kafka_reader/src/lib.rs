@@ -31,6 +31,7 @@ use rdkafka_sys::bindings as rd;
 mod avro_decode;
 mod conf;
 mod producer;
+mod protobuf_decode;
 
 create_exception!(
     sparkflow_kafka_native,
@@ -617,5 +618,6 @@ fn sparkflow_kafka_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(librdkafka_version, m)?)?;
     m.add("NativeKafkaError", m.py().get_type::<NativeKafkaError>())?;
     avro_decode::register(m)?;
+    protobuf_decode::register(m)?;
     Ok(())
 }

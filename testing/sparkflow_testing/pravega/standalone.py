@@ -39,7 +39,7 @@ from sparkflow_testing.pravega.admin import admin_for
 from sparkflow_testing.pravega.security import StandaloneSecurity
 from sparkflow_testing.processes import free_port, spawn_group, stop_group, wait_listening
 
-__all__ = ["PRAVEGA_ARTIFACTS", "PravegaStandalone", "standalone_classpath"]
+__all__ = ["PRAVEGA_ARTIFACTS", "PravegaStandalone", "standalone_classpath", "watched"]
 
 PRAVEGA_ARTIFACTS = (
     "io.pravega:pravega-standalone:0.13.0",
@@ -72,9 +72,9 @@ _WATCHDOG = (
 )
 
 
-def _watched(command: list[str]) -> list[str]:
-    """``command`` under a shell that stops it when this process dies (even by SIGKILL)."""
-    return ["sh", "-c", _WATCHDOG.replace("{parent}", str(os.getpid())), "pravega-standalone", *command]
+def watched(command: list[str], name: str = "pravega-standalone") -> list[str]:
+    """``command`` under a shell named ``name`` that stops it when this process dies (even by SIGKILL)."""
+    return ["sh", "-c", _WATCHDOG.replace("{parent}", str(os.getpid())), name, *command]
 
 
 def standalone_classpath() -> list[Path]:
@@ -157,7 +157,7 @@ class PravegaStandalone:
         self.zk_port = free_port()
         self.controller_port = free_port()
         self.segment_store_port = self.segment_store_port or free_port()  # a caller may choose it
-        command = _watched(self.command())
+        command = watched(self.command())
         began = time.monotonic()
         self._process = spawn_group(command, self.work_dir / "standalone.out", cwd=self.work_dir)
         try:

@@ -5,7 +5,10 @@ own process group (:mod:`sparkflow_testing.processes`), on the jars the wheel sh
 (``pyspark/jars``); the wheel has no ``start-master.sh``, so the JVMs are started directly with
 ``SPARK_HOME`` pointing at the wheel (workers build executor command lines from it). Each worker offers
 one core and little memory, so an application gets one executor JVM per worker, each with its own
-Python workers. ``session_conf()`` gives the settings a driver needs to run on it.
+Python workers. Every JVM binds its ports itself (port 0) and the master's log says which it got:
+a port picked here and bound later could be taken in between by another lane's server (a CI run
+once got a page that was not the master's JSON status, most likely another server's).
+``session_conf()`` gives the settings a driver needs to run on it.
 
 Failure helpers: ``executor_pids()`` lists the executor JVMs (children of the worker JVMs),
 ``kill_executor(pid)`` kills one (its worker starts a new one for the application), and
@@ -20,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -33,11 +37,9 @@ from connector_base.spark.parallelism import PARALLELISM_ENV
 from sparkflow_testing.maven import java_command
 from sparkflow_testing.processes import (
     KILL_WAIT_S,
-    free_port,
     spawn_group,
     stop_group,
     wait_group_gone,
-    wait_listening,
 )
 
 __all__ = ["SparkStandaloneCluster", "executor_pid_of", "pyspark_home"]
@@ -56,6 +58,10 @@ _JAVA_17_OPENS = (
     "sun.security.action", "sun.util.calendar",
 )  # fmt: skip
 """Packages Spark's launcher opens on Java 17 (``spark-class`` adds them; a bare ``java`` must too)."""
+
+
+_MASTER_URL = re.compile(r"Starting Spark master at (spark://\S+)")
+_MASTER_UI_PORT = re.compile(r"Successfully started service 'MasterUI' on port (\d+)")
 
 
 def pyspark_home() -> Path:
@@ -116,14 +122,19 @@ class SparkStandaloneCluster:
         if workdir is None:
             owned = tempfile.TemporaryDirectory(prefix="spark-cluster-")
             workdir = Path(owned.name)
-        port, ui = free_port(), free_port()
+        log = workdir / "master.log"
+        seen = log.stat().st_size if log.exists() else 0
         master = spawn_group(
-            _spark_jvm(MASTER_CLASS, ["--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui)]),
-            workdir / "master.log",
+            _spark_jvm(MASTER_CLASS, ["--host", "127.0.0.1", "--port", "0", "--webui-port", "0"]), log
         )
-        cluster = cls(f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{ui}", workdir, master, [], owned)
         try:
-            wait_listening("127.0.0.1", port, master, START_TIMEOUT_S, workdir / "master.log", "spark master")
+            lines = _wait_log_lines(log, seen, (_MASTER_URL, _MASTER_UI_PORT), master, "spark master")
+        except BaseException:
+            stop_group(master)
+            raise
+        master_url, ui_port = lines[0].group(1), lines[1].group(1)
+        cluster = cls(master_url, f"http://127.0.0.1:{ui_port}", workdir, master, [], owned)
+        try:
             for _ in range(workers):
                 cluster._start_worker()
             cluster.wait_workers(workers)
@@ -142,7 +153,7 @@ class SparkStandaloneCluster:
             "--cores", str(WORKER_CORES),
             "--memory", WORKER_MEMORY,
             "--work-dir", str(work),
-            "--webui-port", str(free_port()),
+            "--webui-port", "0",
             self.master_url,
         ]  # fmt: skip
         proc = spawn_group(_spark_jvm(WORKER_CLASS, args), self.workdir / f"worker-{slot}.log")
@@ -174,7 +185,7 @@ class SparkStandaloneCluster:
             try:
                 if self.alive_workers() >= count:
                     return
-            except OSError:
+            except (OSError, ValueError):  # not serving yet, or its JSON page not ready
                 pass
             time.sleep(0.3)
         raise TimeoutError(f"{count} spark workers did not register within {timeout_s}s")
@@ -281,6 +292,28 @@ class SparkStandaloneCluster:
         self.stop()
 
 
+def _wait_log_lines(
+    log: Path, offset: int, patterns: tuple[re.Pattern[str], ...], proc: Popen[bytes], what: str
+) -> list[re.Match[str]]:
+    """The first match of each of ``patterns`` in ``log`` after byte ``offset``, waiting for them.
+
+    The master binds its ports itself (port 0), so no port chosen here can be taken by another process
+    before it binds; its log says which ports it got.
+    """
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        text = log.read_bytes()[offset:].decode(errors="replace") if log.exists() else ""
+        found = [pattern.search(text) for pattern in patterns]
+        if all(found):
+            return [match for match in found if match is not None]
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}: {text[-2000:]}")
+        if time.monotonic() > deadline:
+            missing = [p.pattern for p, m in zip(patterns, found, strict=True) if m is None]
+            raise TimeoutError(f"{what} did not log {missing} within {START_TIMEOUT_S}s: {text[-2000:]}")
+        time.sleep(0.2)
+
+
 def _spark_jvm(main_class: str, args: list[str]) -> list[str]:
     """A master or worker JVM on the wheel's jars, with ``SPARK_HOME`` set for the executors it starts."""
     home = pyspark_home()
@@ -301,6 +334,7 @@ def _spark_jvm(main_class: str, args: list[str]) -> list[str]:
             *(f"--add-opens=java.base/{package}=ALL-UNNAMED" for package in _JAVA_17_OPENS),
             "-Dio.netty.tryReflectionSetAccessible=true",
             "-Dspark.ui.killEnabled=false",
+            "-Dspark.master.rest.enabled=false",  # its REST server would take the fixed port 6066
         ],
     )
     return env + cmd

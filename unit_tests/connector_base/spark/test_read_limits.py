@@ -95,9 +95,22 @@ def test_option_parsers_name_the_option() -> None:
 
 @pytest.mark.parametrize(
     ("raw", "ms"),
-    [("0", 0), ("100", 100), ("250ms", 250), ("1s", 1000), ("2S", 2000), (" 3s ", 3000), ("1m", 60_000),
-     ("1min", 60_000), ("15m", 900_000), ("1h", 3_600_000), ("1d", 86_400_000), ("1500us", 1), ("-1", -1),
-     ("-1500us", -1)],
+    [
+        ("0", 0),
+        ("100", 100),
+        ("250ms", 250),
+        ("1s", 1000),
+        ("2S", 2000),
+        (" 3s ", 3000),
+        ("1m", 60_000),
+        ("1min", 60_000),
+        ("15m", 900_000),
+        ("1h", 3_600_000),
+        ("1d", 86_400_000),
+        ("1500us", 1),
+        ("-1", -1),
+        ("-1500us", -1),
+    ],
 )
 def test_durations_as_spark_time_strings(raw: str, ms: int) -> None:
     """Spark's JavaUtils.timeStringAs (maxTriggerDelay): an integer, an optional unit, no blank inside."""

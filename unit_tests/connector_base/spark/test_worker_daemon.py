@@ -1,7 +1,9 @@
-"""``sparkflow_daemon``: Spark's workers import pyspark from site-packages, and only when it matches."""
+"""``sparkflow_daemon`` and ``sparkflow-python``: Spark's Python processes (task workers and the
+workers that plan Python data sources) import pyspark from site-packages, and only when it matches."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -10,10 +12,12 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pyspark
 import pytest
 
 import sparkflow_daemon
+from connector_base.spark.session import pyspark_python
 
 
 def _fake_zip(path: Path, package: str, version: str) -> str:
@@ -49,6 +53,74 @@ def test_spark_workers_import_pyspark_from_site_packages(spark: Any) -> None:
     files = set(spark.sparkContext.parallelize([1, 2], 2).mapPartitions(origin).collect())
     assert files and all(".zip" not in f for f in files), files
     assert spark.conf.get("spark.python.daemon.module") == "sparkflow_daemon"
+
+
+@pytest.mark.spark
+def test_planning_workers_import_pyspark_from_site_packages(spark: Any) -> None:
+    """The process that runs a Python data source's ``schema()`` at ``load()`` (``create_data_source``,
+    under Spark's default daemon whatever ``spark.python.daemon.module`` says) starts through
+    ``sparkflow-python``, so it imports pyspark compiled from site-packages, not from Spark's zip."""
+    from pyspark.sql.datasource import DataSource
+
+    class PlannerOrigin(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "planner_origin"
+
+        def schema(self) -> str:
+            import pyspark as planner_pyspark
+
+            return "zip STRING" if ".zip" in planner_pyspark.__file__ else "site_packages STRING"
+
+    assert os.environ["PYSPARK_PYTHON"].endswith("sparkflow-python")
+    spark.dataSource.register(PlannerOrigin)
+    assert spark.read.format("planner_origin").load().columns == ["site_packages"]
+
+
+def _children_of(pid: int) -> list[str]:
+    """The command lines of the processes whose parent is ``pid``."""
+    lines = []
+    for child in psutil.Process(pid).children():
+        with contextlib.suppress(psutil.NoSuchProcess):  # a process that ended while listed
+            lines.append(" ".join(child.cmdline()))
+    return lines
+
+
+@pytest.mark.spark
+def test_a_format_spark_finds_itself_is_planned_through_sparkflow_python(spark: Any, tmp_path: Path) -> None:
+    """Spark starts the planners of a data source it found itself (this package's ``pyspark_*``
+    modules, such as ``files-unified``) with ``PYSPARK_DRIVER_PYTHON``, not ``PYSPARK_PYTHON``: both
+    point at ``sparkflow-python``, so ``load()`` of a session's first query imports pyspark compiled."""
+    (tmp_path / "a.txt").write_text("x\n")
+    assert spark.read.format("files-unified").option("format", "text").load(str(tmp_path)).columns
+    jvm = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    planners = [line for line in _children_of(jvm) if "pyspark.sql.worker.create_data_source" in line]
+    assert planners and all("sparkflow-python" in line for line in planners), planners
+    assert os.environ["PYSPARK_DRIVER_PYTHON"] == os.environ["PYSPARK_PYTHON"] == pyspark_python()
+
+
+def test_sparkflow_python_runs_a_module_without_the_zips_and_execs_anything_else(tmp_path: Any) -> None:
+    script = pyspark_python()
+    assert script.endswith("sparkflow-python"), "the package's script is installed (make venv)"
+    zips = [str(p) for p in (Path(pyspark.__file__).parent / "python" / "lib").glob("*.zip")]
+    assert zips, "the pyspark wheel ships pyspark.zip and py4j's zip"
+    # the module and what it imports sit in the working directory, as `python -m` finds them
+    (tmp_path / "probe_origin.py").write_text(
+        "import json, sys, pyspark, probe_neighbour\n"
+        "print(json.dumps([pyspark.__file__, sys.argv[1:], sys.path[0]]))\n"
+    )
+    (tmp_path / "probe_neighbour.py").write_text("")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(zips)}
+    out = subprocess.run(
+        [script, "-m", "probe_origin", "a", "b"], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    origin, argv, first = json.loads(out.stdout)
+    assert ".zip" not in origin and argv == ["a", "b"] and first == str(tmp_path)
+    plain = subprocess.run(
+        [script, "-c", "import sys; print(sys.argv[1:])", "x"], env=env, capture_output=True, text=True
+    )
+    assert plain.stdout.strip() == "['x']"
 
 
 def _in_fresh_interpreter(code: str, **env: str) -> Any:

@@ -29,7 +29,16 @@ def read(source: FileSource, splits: Sequence[FileSourceSplit]) -> pa.Table:
 
 def whole_files(source: FileSource) -> list[FileSourceSplit]:
     opts = source.options
-    return [whole_file_split(s, opts.format) for s in list_files(opts.path, opts.recursive)]
+    return [
+        whole_file_split(
+            s,
+            opts.format,
+            whole=opts.whole_files,
+            ignore_corrupt=opts.ignore_corrupt_files,
+            defer_corrupt=opts.modified.active,
+        )
+        for s in list_files(opts.path, opts.lists_recursively, opts.name_filter())
+    ]
 
 
 def read_ranges(options: Mapping[str, str], schema: StructType, split_size: int | None = None) -> list[dict]:

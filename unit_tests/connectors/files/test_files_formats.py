@@ -90,10 +90,13 @@ def test_jsonl_types_missing_and_extra_fields(tmp_path) -> None:
 
 def test_csv_header_sep_quote_and_nulls(tmp_path) -> None:
     (tmp_path / "a.csv").write_text('id;name\n1;"x;y"\n2;\n3;"say ""hi"""\n')
-    opts = {"path": str(tmp_path), "format": "csv", "header": "true", "sep": ";"}
+    opts = {"path": str(tmp_path), "format": "csv", "header": "true", "sep": ";", "escape": '"'}
     for split_size in (None, 5):  # the header is only in the range that holds byte 0
         rows = read_ranges(opts, ID_NAME, split_size)
         assert rows == [{"id": 1, "name": "x;y"}, {"id": 2, "name": None}, {"id": 3, "name": 'say "hi"'}]
+    # Spark's default escape is a backslash: doubled quotes then leave the value as written
+    rows = read_ranges({**opts, "escape": "\\"}, ID_NAME, None)
+    assert rows[2] == {"id": 3, "name": '"say ""hi"""'}
 
 
 def test_csv_malformed_lines(tmp_path) -> None:

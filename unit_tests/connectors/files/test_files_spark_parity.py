@@ -20,6 +20,7 @@ from pyspark.sql.types import (
     StringType,
     StructField,
     StructType,
+    TimestampType,
 )
 
 from connector_base import InvalidOptionError, MalformedRecordError, ReaderFailedError
@@ -112,6 +113,64 @@ def test_a_csv_line_with_an_open_quote_is_read_on_its_own(tmp_path) -> None:
     assert rows == [{"id": 1, "name": "x"}, {"id": 2, "name": "b"}, {"id": 3, "name": '"'}]
 
 
+CSV_ID_V_W = StructType(
+    [StructField("id", IntegerType()), StructField("v", StringType()), StructField("w", StringType())]
+)
+
+# (options, line, (v, w)) as Spark 4's csv source read them (mode PERMISSIVE, schema id, v, w)
+SPARK_CSV_LINES = [
+    ({}, r'"c \"d\"",z', ('c "d"', "z")),  # what Spark's CSV writer writes for c "d"
+    ({}, '"a ""b""",z', ('"a ""b"""', "z")),  # a doubled quote is not an escape: read as written
+    ({}, r"back\slash,z", ("back\\slash", "z")),  # no escape outside quotes
+    ({}, '"x" ,z', ("x", "z")),  # whitespace after the closing quote is dropped before the delimiter
+    ({}, '"x" y,z', ('"x" y', "z")),  # ... and kept, with the quotes, before anything else
+    ({}, r'"a\\b",z', ("a\\b", "z")),
+    ({}, '"",z', (None, "z")),
+    ({}, ' "x",z', (' "x"', "z")),
+    ({}, '"open', ("open", None)),  # a quote left open at the end of the line
+    ({}, r'"x"\y,z', ('x"\\yz', None)),
+    ({}, 'a"b,z', ('a"b', "z")),
+    ({"escape": '"'}, '"a ""b""",z', ('a "b"', "z")),  # RFC 4180 files: set escape to the quote
+    ({"escape": '"'}, r'"c \"d\"",z', (r'"c \"d\""', "z")),
+    ({"nullValue": "NA", "emptyValue": "E"}, '"",z', ("E", "z")),
+    ({"nullValue": "NA", "emptyValue": "E"}, ",z", (None, "z")),
+    ({"nullValue": "NA", "emptyValue": "E"}, 'NA,"NA"', (None, None)),
+    ({"ignoreLeadingWhiteSpace": "true", "ignoreTrailingWhiteSpace": "true"}, '  x  ,  "y"  ', ("x", "y")),
+    ({"ignoreLeadingWhiteSpace": "true", "ignoreTrailingWhiteSpace": "true"}, ' "a" b ,z', ('"a" b', "z")),
+    ({"unescapedQuoteHandling": "STOP_AT_CLOSING_QUOTE"}, '"a"b",z', ('a"b', "z")),
+    ({"unescapedQuoteHandling": "STOP_AT_CLOSING_QUOTE"}, '"a"b,z', ('a"b,z', None)),
+    ({"unescapedQuoteHandling": "BACK_TO_DELIMITER"}, '"a,b"c,z', ("a", "bc,z")),
+    ({"unescapedQuoteHandling": "SKIP_VALUE"}, '"a"b,z', (None, "z")),
+    ({"unescapedQuoteHandling": "SKIP_VALUE"}, 'x"y,z', ('x"y', "z")),
+]
+
+
+@pytest.mark.parametrize(("options", "line", "expected"), SPARK_CSV_LINES)
+def test_csv_lines_split_as_sparks_parser_splits_them(tmp_path, options, line, expected) -> None:
+    (tmp_path / "a.csv").write_text(f"0,plain,row\n1,{line}\n")
+    opts = {"path": str(tmp_path), "format": "csv", "mode": "PERMISSIVE", **options}
+    rows = read_ranges(opts, CSV_ID_V_W)
+    assert rows == [{"id": 0, "v": "plain", "w": "row"}, {"id": 1, "v": expected[0], "w": expected[1]}]
+
+
+def test_csv_written_by_spark_reads_back_as_written(tmp_path) -> None:
+    """The bytes Spark 4's CSV writer (default options) wrote for these values."""
+    values = ["plain", 'c "d"', "back\\slash", "comma, inside", 'both\\"', "\\", '"', "x\\", '""', 'a"b"c']
+    written = '0,plain\n1,"c \\"d\\""\n2,back\\slash\n3,"comma, inside"\n4,"both\\\\\\""\n5,\\\n6,"\\""\n'
+    written += '7,x\\\n8,"\\"\\""\n9,"a\\"b\\"c"\n'
+    (tmp_path / "a.csv").write_text(written)
+    rows = read_ranges({"path": str(tmp_path), "format": "csv"}, CSV_ID_NAME)
+    assert rows == [{"id": i, "name": v} for i, v in enumerate(values)]
+
+
+def test_csv_unescaped_quote_with_raise_error_fails_the_read_naming_the_file(tmp_path) -> None:
+    (tmp_path / "a.csv").write_text('1,"a"b\n')
+    for mode in ("PERMISSIVE", "DROPMALFORMED"):
+        opts = {"path": str(tmp_path), "format": "csv", "unescapedQuoteHandling": "RAISE_ERROR", "mode": mode}
+        with pytest.raises((MalformedRecordError, ReaderFailedError), match="a.csv"):
+            read_ranges(opts, CSV_ID_NAME)
+
+
 def test_invalid_utf8_is_replaced_in_csv_and_malformed_in_jsonl(tmp_path) -> None:
     (tmp_path / "a.csv").write_bytes(b"1,b\xff\n")
     rows = read_ranges({"path": str(tmp_path), "format": "csv"}, CSV_ID_NAME)
@@ -183,7 +242,23 @@ def test_a_json_value_in_a_string_column_is_its_json_text(tmp_path) -> None:
     (tmp_path / "a.jsonl").write_bytes(b'{"id": 11, "name": true}\n{"id": "x", "name": {"a": [1, 2]}}\n')
     schema = StructType([StructField("id", StringType()), StructField("name", StringType())])
     rows = read_ranges({"path": str(tmp_path), "format": "jsonl", "mode": "DROPMALFORMED"}, schema)
-    assert rows == [{"id": "11", "name": "true"}, {"id": "x", "name": '{"a":[1,2]}'}]
+    assert rows == [{"id": "11", "name": "true"}, {"id": "x", "name": '{"a": [1, 2]}'}]  # as written
+
+
+def test_a_json_number_in_a_string_column_keeps_its_text(tmp_path) -> None:
+    """Spark hands the value's text over as written (``1e2`` is not ``100.0``), at any depth."""
+    lines = b'{"id": 1, "v": 1e2}\n{"id": 2, "v": -0.50, "n": {"s": [1.0, "x"]}}\n[{"id": 3, "v": 7E+1}]\n'
+    (tmp_path / "a.jsonl").write_bytes(lines)
+    nested = StructType([StructField("s", ArrayType(StringType()))])
+    schema = StructType(
+        [StructField("id", LongType()), StructField("v", StringType()), StructField("n", nested)]
+    )
+    rows = read_ranges({"path": str(tmp_path), "format": "jsonl"}, schema)
+    assert rows == [
+        {"id": 1, "v": "1e2", "n": None},
+        {"id": 2, "v": "-0.50", "n": {"s": ["1.0", "x"]}},
+        {"id": 3, "v": "7E+1", "n": None},
+    ]
 
 
 def test_a_json_value_in_a_nested_string_field_is_its_json_text(tmp_path) -> None:
@@ -245,3 +320,45 @@ def test_a_recovered_json_line_reads_naive_timestamps_as_utc(tmp_path) -> None:
     rows = read_ranges({"path": str(tmp_path), "format": "jsonl"}, schema)
     assert len(rows) == 1 and str(rows[0]["a"]) == "7.00"
     assert rows[0]["ts"].isoformat().startswith("2024-01-02T03:04:05")
+
+
+def test_naive_timestamps_are_read_in_the_time_zone_offsets_keep_theirs(tmp_path) -> None:
+    """As Spark's ``timeZone`` option (and the session's zone, which a task sees in its local
+    properties): wall-clock times in New York, the earlier instant for an hour the clock shows twice."""
+    import datetime as dt
+
+    (tmp_path / "a.csv").write_text(
+        "1,2024-01-02T03:04:05\n2,2024-07-02 03:04:05\n3,2024-01-02T03:04:05Z\n4,2024-11-03T01:30:00\n"
+    )
+    (tmp_path / "b.jsonl").write_text(
+        '{"id": 1, "ts": "2024-01-02T03:04:05"}\n{"id": 3, "ts": "2024-01-02T03:04:05+01:00"}\n'
+    )
+    schema = StructType([StructField("id", IntegerType()), StructField("ts", TimestampType())])
+    utc = dt.UTC
+    opts = {"path": str(tmp_path / "a.csv"), "format": "csv", "timeZone": "America/New_York"}
+    assert [r["ts"] for r in read_ranges(opts, schema)] == [
+        dt.datetime(2024, 1, 2, 8, 4, 5, tzinfo=utc),
+        dt.datetime(2024, 7, 2, 7, 4, 5, tzinfo=utc),
+        dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=utc),
+        dt.datetime(2024, 11, 3, 5, 30, tzinfo=utc),
+    ]
+    opts = {"path": str(tmp_path / "b.jsonl"), "format": "jsonl", "timeZone": "America/New_York"}
+    assert [r["ts"] for r in read_ranges(opts, schema)] == [
+        dt.datetime(2024, 1, 2, 8, 4, 5, tzinfo=utc),
+        dt.datetime(2024, 1, 2, 2, 4, 5, tzinfo=utc),
+    ]
+    with pytest.raises(InvalidOptionError, match="timeZone"):
+        FileSourceOptions.parse({"path": "/x", "format": "csv", "timeZone": "Mars/Olympus"})
+
+
+def test_a_nested_value_of_the_wrong_kind_is_malformed_and_permissive_keeps_the_rest(tmp_path) -> None:
+    """As Spark 4 read it: the line is malformed; PERMISSIVE keeps the struct's fields that fit."""
+    (tmp_path / "a.jsonl").write_text(
+        '{"id": 1, "n": {"a": 2, "b": "not an array"}}\n{"id": 2, "n": {"b": ["x"]}}\n'
+    )
+    nested = StructType([StructField("a", IntegerType()), StructField("b", ArrayType(StringType()))])
+    schema = StructType([StructField("id", LongType()), StructField("n", nested)])
+    opts = {"path": str(tmp_path), "format": "jsonl", "mode": "DROPMALFORMED"}
+    assert read_ranges(opts, schema) == [{"id": 2, "n": {"a": None, "b": ["x"]}}]
+    rows = read_ranges({**opts, "mode": "PERMISSIVE"}, schema)
+    assert rows == [{"id": 1, "n": {"a": 2, "b": None}}, {"id": 2, "n": {"a": None, "b": ["x"]}}]

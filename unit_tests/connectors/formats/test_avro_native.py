@@ -9,11 +9,7 @@ both in integration_tests/connectors/formats/test_avro_from_avro_oracle.py.
 
 from __future__ import annotations
 
-import datetime
-import decimal
-import io
 import json
-import uuid
 from typing import Any
 
 import numpy as np
@@ -24,112 +20,20 @@ from connectors.formats.avro_decoder import AvroDecoder, native_avro_decoder
 from connectors.formats.format_options import RecordFormatOptions
 from connectors.formats.reader_schemas import ReaderSchema
 from connectors.formats.record_decoder import RecordDecoder
+from unit_tests.connectors.formats.avro_every_type import (
+    EVERY_TYPE,
+    NATIVE_TYPES,
+    UNIONS,
+    every_type_row,
+    native_row,
+    payloads,
+    unions_row,
+)
 
 pytestmark = pytest.mark.skipif(
     native_avro_decoder() is None,
     reason="the compiled module (native/install_native.sh) without AvroBatchDecoder is installed",
 )
-
-INNER = {"type": "record", "name": "Inner", "fields": [{"name": "x", "type": "int"}]}
-NATIVE_TYPES = {
-    "type": "record",
-    "name": "Every",
-    "namespace": "t",
-    "fields": [
-        {"name": "b", "type": "boolean"},
-        {"name": "i", "type": "int"},
-        {"name": "l", "type": "long"},
-        {"name": "f", "type": "float"},
-        {"name": "d", "type": "double"},
-        {"name": "s", "type": "string"},
-        {"name": "by", "type": "bytes"},
-        {"name": "n", "type": "null"},
-        {"name": "opt", "type": ["null", "string"]},
-        {"name": "opt_last", "type": ["long", "null"]},
-        {"name": "e", "type": {"type": "enum", "name": "Color", "symbols": ["RED", "GREEN"]}},
-        {"name": "fx", "type": {"type": "fixed", "name": "Four", "size": 4}},
-        {"name": "dec_b", "type": {"type": "bytes", "logicalType": "decimal", "precision": 12, "scale": 3}},
-        {
-            "name": "dec_f",
-            "type": {
-                "type": "fixed",
-                "name": "DecF",
-                "size": 8,
-                "logicalType": "decimal",
-                "precision": 18,
-                "scale": 2,
-            },
-        },
-        {"name": "date", "type": {"type": "int", "logicalType": "date"}},
-        {"name": "tmillis", "type": {"type": "int", "logicalType": "time-millis"}},
-        {"name": "tmicros", "type": {"type": "long", "logicalType": "time-micros"}},
-        {"name": "tsmillis", "type": {"type": "long", "logicalType": "timestamp-millis"}},
-        {"name": "tsmicros", "type": {"type": "long", "logicalType": "timestamp-micros"}},
-        {"name": "ltsmillis", "type": {"type": "long", "logicalType": "local-timestamp-millis"}},
-        {"name": "ltsmicros", "type": {"type": "long", "logicalType": "local-timestamp-micros"}},
-        {"name": "u", "type": {"type": "string", "logicalType": "uuid"}},
-        {"name": "arr", "type": {"type": "array", "items": ["null", "long"]}},
-        {"name": "m", "type": {"type": "map", "values": INNER}},
-        {
-            "name": "nested",
-            "type": {
-                "type": "record",
-                "name": "Outer",
-                "fields": [
-                    {"name": "inner", "type": ["null", "t.Inner"]},
-                    {"name": "tags", "type": {"type": "array", "items": "string"}},
-                ],
-            },
-        },
-    ],
-}
-
-
-def native_row(k: int) -> dict[str, Any]:
-    """A row of ``NATIVE_TYPES`` (nulls, empty collections and negative numbers included)."""
-    base = datetime.datetime(2024, 2, 29, 12, 30, 15, 123000, tzinfo=datetime.UTC) + datetime.timedelta(
-        days=k
-    )
-    return {
-        "b": k % 2 == 0,
-        "i": -k,
-        "l": 2**40 + k,
-        "f": 1.5 + k,
-        "d": 2.25 * k,
-        "s": f"str{k}é",
-        "by": bytes([k, 255]),
-        "n": None,
-        "opt": None if k % 2 else f"o{k}",
-        "opt_last": k if k % 2 else None,
-        "e": ["RED", "GREEN"][k % 2],
-        "fx": b"ab" + bytes([k, k]),
-        "dec_b": decimal.Decimal(f"-{k}.125"),
-        "dec_f": decimal.Decimal(f"{k}12345.67"),
-        "date": base.date(),
-        "tmillis": datetime.time(1, 2, 3, 4000),
-        "tmicros": datetime.time(23, 59, 59, 999999),
-        "tsmillis": base,
-        "tsmicros": base + datetime.timedelta(microseconds=7),
-        "ltsmillis": base.replace(tzinfo=None),
-        "ltsmicros": base.replace(tzinfo=None) + datetime.timedelta(microseconds=9),
-        "u": str(uuid.UUID(int=k)),
-        "arr": [k, None, -k],
-        "m": {"a": {"x": k}, "b": {"x": -k}} if k % 2 else {},
-        "nested": {"inner": None if k % 2 else {"x": k}, "tags": ["t"] * k},
-    }
-
-
-def payloads(schema: dict[str, Any], rows: list[dict[str, Any]]) -> list[bytes]:
-    """Header-less Avro datums written by fastavro."""
-    import fastavro
-
-    parsed = fastavro.parse_schema(schema)
-    out = []
-    for r in rows:
-        buf = io.BytesIO()
-        fastavro.schemaless_writer(buf, parsed, r)
-        out.append(buf.getvalue())
-    return out
 
 
 def _both(reader: dict[str, Any], writer: dict[str, Any], data: list[bytes]) -> tuple[pa.Array, pa.Array]:
@@ -146,6 +50,66 @@ def test_every_native_type_equals_the_fastavro_path() -> None:
     native, python = _both(NATIVE_TYPES, NATIVE_TYPES, payloads(NATIVE_TYPES, rows))
     assert native.type == python.type
     assert native.to_pylist() == python.to_pylist()
+
+
+def test_unions_of_several_branches_are_decoded_natively_as_spark_members() -> None:
+    """arrow-avro's dense unions become Spark's ``member<i>`` structs (or the promoted number) at any
+    depth: in arrays and maps, in nullable records, of two records, with an enum, with bytes."""
+    for schema, rows in (
+        (EVERY_TYPE, [every_type_row(k) for k in range(9)]),
+        (UNIONS, [unions_row(k) for k in range(12)]),
+    ):
+        native, python = _both(schema, schema, payloads(schema, rows))
+        assert native.type == python.type
+        assert native.to_pylist() == python.to_pylist()
+    rows = native.to_pylist()
+    assert rows[0]["two_records"] == {"member0": None, "member1": {"b": "b0"}}  # the second record, by name
+    assert rows[1]["two_records"] == {"member0": {"a": 1}, "member1": None}
+    assert rows[2]["in_array"] == [
+        {"member0": 2, "member1": None}, None, {"member0": None, "member1": "s2"},
+    ]  # fmt: skip
+    assert rows[4]["with_enum"] == {"member0": "Y", "member1": None}
+    assert rows[0]["nullable_nested"] is None and rows[3]["nullable_nested"] == {
+        "u": {"member0": 3, "member1": None}
+    }
+    assert [r["long_int"] for r in rows[:3]] == [2**40, 1, None]
+
+
+def test_a_slice_of_payloads_decodes_as_the_same_rows() -> None:
+    rows = [unions_row(k) for k in range(12)]
+    decoder = AvroDecoder(json.dumps(UNIONS))
+    data = pa.array(payloads(UNIONS, rows), pa.binary())
+    whole = decoder.decode_arrow(data, json.dumps(UNIONS))
+    part = decoder.decode_arrow(data.slice(3, 5), json.dumps(UNIONS))
+    assert whole is not None and part is not None
+    assert part.to_pylist() == whole.to_pylist()[3:8]
+
+
+def test_a_reader_union_with_other_branches_resolves_as_fastavro_does() -> None:
+    """The writer's branches in another order, one more branch in the reader, an int branch
+    promoted to the reader's long: each value lands in the reader's member of its branch."""
+    writer = {
+        "type": "record",
+        "name": "R",
+        "fields": [{"name": "u", "type": ["string", "int", "null"]}, {"name": "k", "type": "int"}],
+    }
+    reader = {
+        "type": "record",
+        "name": "R",
+        "fields": [
+            {"name": "u", "type": ["null", "long", "boolean", "string"]},
+            {"name": "k", "type": "long"},
+        ],
+    }
+    rows = [{"u": [f"s{k}", k, None][k % 3], "k": k} for k in range(7)]
+    native, python = _both(reader, writer, payloads(writer, rows))
+    assert native.type == python.type
+    assert native.to_pylist() == python.to_pylist()
+    assert native.to_pylist()[:3] == [
+        {"u": {"member0": None, "member1": None, "member2": "s0"}, "k": 0},
+        {"u": {"member0": 1, "member1": None, "member2": None}, "k": 1},
+        {"u": None, "k": 2},
+    ]
 
 
 def test_writer_schemas_resolve_to_the_reader_schema_as_fastavro_does() -> None:

@@ -174,3 +174,62 @@ def test_the_cut_ends_batches_at_watermarks_and_logs_their_lower_bounds() -> Non
         ({"a": 40, "b": 20}, 200),
         ({"a": 50, "b": 40}, 300),
     ]
+
+
+# --- pruning ---------------------------------------------------------------------------------------
+def _reader(marks: list[PravegaWatermark]) -> WatermarkReader:
+    reader = WatermarkReader("sc", "st", lambda: None)  # type: ignore[arg-type,return-value]
+    reader.watermarks = list(marks)
+    return reader
+
+
+def test_prune_keeps_the_newest_watermark_at_or_before_every_position_and_what_follows() -> None:
+    reader = _reader(MARKS)
+    assert reader.prune({SEG0: 5, SEG1: 5}) == 0  # before the first cut: all may answer
+    assert reader.prune({SEG0: 40, SEG1: 20}) == 1  # at the second cut: the first goes
+    assert reader.watermarks == MARKS[1:] and reader.pruned == 1
+    assert reader.prune({SEG0: 49, SEG1: 1000}) == 0  # segment 0 is not at the third cut yet
+    assert reader.prune({SEG0: 50, SEG1: 40}) == 1
+    assert reader.watermarks == MARKS[2:] and reader.pruned == 2
+    assert reader.prune({SEG0: 10**6, SEG1: 10**6}) == 0  # the newest always stays (the clamp)
+
+
+def test_prune_keeps_what_a_segment_missing_from_the_positions_may_need() -> None:
+    successor = (1 << 32) | 2
+    marks = [*MARKS, PravegaWatermark(400, 400, {successor: 5, SEG1: 60}, {})]
+    reader = _reader(marks)
+    # the successor is held back (not planned, no position): the watermark naming it stays
+    assert reader.prune({SEG0: 10**6, SEG1: 10**6}) == 2
+    assert reader.watermarks == marks[2:]
+    # planned, but segment 0 (its predecessor, wholly before the last cut) is still read: its heads
+    # come from the watermarks that name it, so they stay
+    reader = _reader(marks)
+    assert reader.prune({SEG0: 10**6, SEG1: 60, successor: 5}) == 2
+    # segment 0 finished (no longer planned): everything before the last watermark goes
+    assert reader.prune({SEG1: 60, successor: 5}) == 1
+    assert reader.watermarks == marks[3:]
+
+
+def test_the_lookups_answers_from_the_positions_on_are_the_same_after_pruning() -> None:
+    """Every question a later batch asks (positions at or after the pruning positions) gets the
+    answer it got with every watermark kept."""
+    marks = [PravegaWatermark(100 * (i + 1), 100 * (i + 1), {SEG0: 10 * (i + 1), SEG1: 7 * (i + 1)}, {})
+             for i in range(30)]  # fmt: skip
+    full, pruned = _lookup(marks), _lookup(marks)
+    s0, s1 = _split(SEG0), _split(SEG1)
+    at = {SEG0: 120, SEG1: 140}  # segment 0 is the slow one (watermark 12's cut), segment 1 at 20's
+    for split in (s0, s1):
+        pruned.clamp(split, at[split.segment_id], 10**6)  # the trigger planned from here
+    pruned._readers[("sc", "st")].poll = lambda: []  # type: ignore[method-assign]
+    pruned.refresh({("sc", "st")})
+    kept = pruned._readers[("sc", "st")].watermarks
+    assert kept == marks[11:], [m.lower_ms for m in kept]  # watermark 12 (cut 120) on
+    for p0 in range(120, 320, 3):
+        for p1 in range(140, 230, 5):
+            ranges = {"a": (s0, p0, 400), "b": (s1, p1, 400)}
+            for t in range(0, 3200, 70):
+                assert pruned.positions_at_time(ranges, t) == full.positions_at_time(ranges, t)
+            here = {"a": (s0, p0), "b": (s1, p1)}
+            assert pruned.times_at(here) == full.times_at(here)
+            assert pruned.head_times(here) == full.head_times(here)
+            assert pruned.clamp(s0, p0, 10**6) == full.clamp(s0, p0, 10**6)

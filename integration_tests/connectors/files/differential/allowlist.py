@@ -10,12 +10,17 @@ these outcomes are that row; anything else fails the test.
 from __future__ import annotations
 
 import bz2
-import datetime
+import gzip
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from integration_tests.connectors.files.differential.cases import SPARK_ONLY_OPTIONS, Case, FileSpec
+from integration_tests.connectors.files.differential.cases import (
+    CORRUPT,
+    SPARK_ONLY_FOR_FORMAT,
+    SPARK_ONLY_OPTIONS,
+    Case,
+    FileSpec,
+)
 from integration_tests.connectors.files.differential.compare import Difference
 from integration_tests.connectors.files.differential.runner import Outcome
 
@@ -65,7 +70,7 @@ def _no_python_at_load(case: Case, spark: Outcome, ours: Outcome, d: Difference)
         d.kind == "later-error"
         and case.schema is not None
         and spark.stage == "load"
-        and ours.stage == "read"
+        and ours.stage in (("start", "run") if case.streaming else ("read",))
         and ours.error_class == "InvalidOptionError"
     )
 
@@ -80,18 +85,61 @@ def _stream_glob_no_match(case: Case, spark: Outcome, ours: Outcome, d: Differen
     )
 
 
-_OTHER_SPARK_ONLY = ("mergeSchema",)
+def _partial_malformed_record(case: Case, spark: Outcome, ours: Outcome, d: Difference) -> bool:
+    """Each malformed line's row: Spark's with some fields read, files-unified's with them null."""
+    names = [c[0] for c in spark.columns]
+    if (
+        d.kind != "rows"
+        or CORRUPT not in names
+        or spark.columns != ours.columns
+        or len(spark.rows) != len(ours.rows)
+    ):
+        return False
+    at = names.index(CORRUPT)
+    mine = {r[at]: r for r in ours.rows if r[at] is not None}
+    for row in spark.rows:
+        other = mine.get(row[at]) if row[at] is not None else row
+        if other is None or any(o is not None and o != v for o, v in zip(other, row, strict=True)):
+            return False
+    return sorted(map(repr, (r for r in spark.rows if r[at] is None))) == sorted(
+        map(repr, (r for r in ours.rows if r[at] is None))
+    )
+
+
+_OTHER_SPARK_ONLY: tuple[str, ...] = ()
 """Spark-only options the typed cases set (``typed_cases.py``), beside ``SPARK_ONLY_OPTIONS``."""
 
 
 def _spark_only_option(case: Case, spark: Outcome, ours: Outcome, d: Difference) -> bool:
-    keys = [k for k, _v in case.options if k in dict(SPARK_ONLY_OPTIONS) or k in _OTHER_SPARK_ONLY]
+    refused = {*dict(SPARK_ONLY_OPTIONS), *_OTHER_SPARK_ONLY}
+    refused |= {k for k, v in SPARK_ONLY_FOR_FORMAT.get(case.fmt, ()) if case.option_map.get(k) == v}
+    keys = [k for k, _v in case.options if k in refused]
     return (
         bool(keys)
         and ours.error_class == "InvalidOptionError"
         and ours.stage in ("load", "read")
         and all(f"'{k.lower()}'" in (ours.error or "").lower() for k in keys)  # lowercased by Spark
         and d.kind in ("ours-fails", "later-error", "file-not-named")
+    )
+
+
+def _partition_keys(case: Case) -> set[str]:
+    """The ``key`` of every ``key=value`` directory of a partitioned case."""
+    if not case.partitioned:
+        return set()
+    return {part.split("=", 1)[0] for f in case.files for part in f.rel.split("/")[:-1] if "=" in part}
+
+
+def _nothing_to_infer(case: Case, spark: Outcome, ours: Outcome, d: Difference) -> bool:
+    return (
+        d.kind == "ours-fails"
+        and case.schema is None
+        and case.fmt in ("json", "csv")
+        and all(name in _partition_keys(case) for name, _type in spark.columns)
+        and not spark.rows
+        and ours.error_class == "InvalidOptionError"
+        and ours.stage == "load"
+        and "infer the schema from" in (ours.error or "")
     )
 
 
@@ -104,60 +152,14 @@ def _short_bzip2(case: Case, spark: Outcome, ours: Outcome, d: Difference) -> bo
     )
 
 
-def _rows_equal_when(spark: Outcome, ours: Outcome, blur: Callable[[Any], Any]) -> bool:
-    """Whether the rows are the same once ``blur`` has replaced the values the row is about."""
-
-    def blurred(rows: tuple[Any, ...]) -> list[str]:
-        return sorted(repr(_deep(r, blur)) for r in rows)
-
-    return spark.columns == ours.columns and blurred(spark.rows) == blurred(ours.rows)
-
-
-def _deep(value: Any, blur: Callable[[Any], Any]) -> Any:
-    if isinstance(value, tuple):
-        return tuple(_deep(v, blur) for v in value)
-    return blur(value)
-
-
-def _quoted(v: Any) -> bool:
-    return isinstance(v, str) and ('"' in v or "\\" in v)
-
-
-def _json_text(v: Any) -> bool:
-    return isinstance(v, str) and v[:1] in "[{-0123456789"
-
-
-_VALUE_ROWS: dict[str, tuple[Callable[[Case], bool], Callable[[Any], bool]]] = {
-    "csv-quotes": (
-        lambda c: c.fmt == "csv" and bool({"csv-doubled", "csv-backslash"} & c.features),
-        _quoted,
-    ),
-    "session-time-zone": (
-        lambda c: "session-time-zone" in c.features,
-        lambda v: isinstance(v, datetime.datetime),
-    ),
-    "json-text": (lambda c: c.fmt == "json" and "typed-json" in c.features, _json_text),
-}
-"""Rows about single values: (whether the case can show it, which values it is about). A case can
-show several; each row then accepts rows that are equal once every such value is set aside."""
-
-
-def _value_row(name: str) -> Explains:
-    def explains(case: Case, spark: Outcome, ours: Outcome, d: Difference) -> bool:
-        applies, _about = _VALUE_ROWS[name]
-        licensed = [about for when, about in _VALUE_ROWS.values() if when(case)]
-
-        def blur(v: Any) -> Any:
-            return "<set aside>" if any(about(v) for about in licensed) else v
-
-        return d.kind == "rows" and applies(case) and _rows_equal_when(spark, ours, blur)
-
-    return explains
-
-
-_csv_quotes = _value_row("csv-quotes")
-_session_time_zone = _value_row("session-time-zone")
-_json_text_as_written = _value_row("json-text")
+def _compressed_document_text(case: Case, spark: Outcome, ours: Outcome, d: Difference) -> bool:
+    return (
+        d.kind == "rows"
+        and case.option_map.get("multiLine") == "true"
+        and "value-text" in case.features
+        and bool({"gzip", "bz2", "deflate"} & case.features)
+        and len(spark.rows) == len(ours.rows)
+    )
 
 
 def _glob_matching_nothing(streaming: bool) -> Case:
@@ -210,12 +212,16 @@ ALLOWED: tuple[Allowed, ...] = (
     ),
     Allowed(
         id="F3-user-schema-errors-at-first-action",
-        input="a batch read with a user schema of a path that does not exist or a glob that matches nothing",
+        input=(
+            "a read with a user schema of a path that does not exist, a glob that matches nothing, "
+            "or with an invalid option value"
+        ),
         reason=(
-            "With a user schema, Spark builds a Python data source only at the first action, so no "
+            "With a user schema, Spark builds a Python data source only at the first action (a stream: "
+            "when it starts), so no "
             "option or path check of files-unified can run at `load()`; the error comes before any data "
-            "is read, names `path` and says what is valid. Without a user schema it comes at `load()`, "
-            "as Spark's"
+            "is read, names `path` (or the option) and says what is valid. Without a user schema it "
+            "comes at `load()`, as Spark's"
         ),
         example=_glob_matching_nothing(streaming=False),
         explains=_no_python_at_load,
@@ -235,19 +241,19 @@ ALLOWED: tuple[Allowed, ...] = (
     Allowed(
         id="F5-spark-only-options",
         input=(
-            "an option of Spark's file sources that files-unified does not have (`multiLine`, `lineSep`, "
-            "`encoding`, `pathGlobFilter`, `recursiveFileLookup`, `ignoreCorruptFiles`, ...)"
+            "an option of Spark's file sources that files-unified does not have yet: date and "
+            "timestamp formats (`dateFormat`, `timestampFormat`, ...), `locale`, ..."
         ),
         reason=(
-            "Not implemented. files-unified refuses an option it does not know (at `load()`, or at the "
-            "first action with a user schema, see F3), naming it and listing the valid ones, rather than "
-            "read something other than what the option asks for"
+            "Not implemented yet. files-unified refuses an option it does not know (at `load()`, or at "
+            "the first action with a user schema, see F3), naming it and listing the valid ones, rather "
+            "than read something other than what the option asks for"
         ),
         example=Case(
             "json",
-            (FileSpec("part-0.json", b'{\n "id": 1,\n "name": "a"\n}\n'),),
-            None,
-            (("multiLine", "true"),),
+            (FileSpec("part-0.json", b'{"id": 1, "name": "a"}\n'),),
+            "id BIGINT, name STRING",
+            (("timestampFormat", "yyyy-MM-dd HH:mm:ss"),),
             features=frozenset({"spark-only-option"}),
         ),
         explains=_spark_only_option,
@@ -270,64 +276,65 @@ ALLOWED: tuple[Allowed, ...] = (
         explains=_short_bzip2,
     ),
     Allowed(
-        id="F7-csv-quotes-and-escapes",
-        input=(
-            'csv values with doubled quotes (`"a ""b"""`) or backslash escapes (`"a \\"b\\""`) and '
-            "no `escape` option"
-        ),
+        id="F7-nothing-to-infer",
+        input="a json or csv read without a schema of a location whose files are all empty",
         reason=(
-            "Spark's default `escape` is `\\`: it unescapes `\\\"` inside quotes, and a value with doubled "
-            "quotes comes back with its quotes, as written. files-unified reads doubled quotes as one "
-            "quote (RFC 4180, what most writers produce) and has no escape by default; set `escape` to "
-            "read backslash-escaped quotes (pyarrow then unescapes outside quotes too, Spark does not). "
-            "Not yet the same: a reader that follows univocity's rules would be needed"
+            "Spark infers a schema with no columns (or only the partition columns of `key=value` "
+            "directories) and reads nothing; files-unified cannot tell at "
+            "`load()` whether a batch or a stream asked (Spark's Python data source API does not say), "
+            "and a stream whose columns were inferred from no data would drop every field of the records "
+            "that arrive later. It fails at `load()` naming `path` and asking for a schema "
+            "(`.schema(...)`); with one, both read no rows"
         ),
         example=Case(
-            "csv",
-            (FileSpec("part-0.csv", b'1,"a ""b"""\n2,"c \\"d\\""\n'),),
-            "id INT, name STRING",
+            "json",
+            (FileSpec("part-0.json", b""),),
+            None,
+            (),
+            features=frozenset({"empty-file"}),
+        ),
+        explains=_nothing_to_infer,
+    ),
+    Allowed(
+        id="F8-multiline-compressed-value-text",
+        input=(
+            "a compressed (`.gz`, `.bz2`, `.deflate`) `multiLine` JSON file with a number with a "
+            "fraction, an array or an object in a string column"
+        ),
+        reason=(
+            "Spark keeps such a value's text as written (`[1, 2.50]`) in a line, or in an uncompressed "
+            "multiLine file, but re-renders it from a compressed multiLine file (compact, numbers as Java "
+            "doubles: `[1,2.5]`), so the same document reads two ways. files-unified keeps the text as "
+            "written in every case, as Spark's uncompressed reads"
+        ),
+        example=Case(
+            "json",
+            (FileSpec("part-0.json.gz", gzip.compress(b'{"id": 1, "name": [1, 2.50]}', mtime=0)),),
+            "id BIGINT, name STRING",
+            (("multiLine", "true"),),
+            features=frozenset({"gzip", "value-text", "multiline-json"}),
+        ),
+        explains=_compressed_document_text,
+    ),
+    Allowed(
+        id="F9-partial-malformed-record",
+        input=(
+            "`PERMISSIVE`, a JSON line malformed by a bad token inside an object that a string column "
+            "takes as its text"
+        ),
+        reason=(
+            "Both keep the line in the corrupt-record column; Spark's parser also keeps the fields it "
+            "read before the error in that one case (not inside an array, not at the line's end, not "
+            "in a top-level array). files-unified gives the malformed line's other columns null, as "
+            "both do for every other malformed line"
+        ),
+        example=Case(
+            "json",
+            (FileSpec("part-0.json", b'{"id": 4, "name": {"x": oops}}\n', faulty=True),),
+            "id BIGINT, name STRING, _corrupt_record STRING",
             (("mode", "PERMISSIVE"),),
-            features=frozenset({"csv-doubled", "csv-backslash", "typed-csv"}),
         ),
-        explains=_csv_quotes,
-    ),
-    Allowed(
-        id="F8-session-time-zone",
-        input=(
-            "json or csv timestamps without an offset (`2024-01-02T03:04:05`) read under a "
-            "`spark.sql.session.timeZone` other than UTC"
-        ),
-        reason=(
-            "Spark reads them in the session time zone; a Python data source is not told the session's "
-            "settings, so files-unified reads them as UTC (timestamps with an offset or `Z` are the "
-            "same). Write offsets into the data, or run the session in UTC"
-        ),
-        example=Case(
-            "json",
-            (FileSpec("part-0.json", b'{"id": 1, "ts": "2024-01-02T03:04:05"}\n'),),
-            "id BIGINT, ts TIMESTAMP",
-            (),
-            features=frozenset({"typed-json", "session-time-zone"}),
-            conf=(("spark.sql.session.timeZone", "America/New_York"),),
-        ),
-        explains=_session_time_zone,
-    ),
-    Allowed(
-        id="F9-json-text-as-written",
-        input='a JSON number, array or object read into a `STRING` column (`1e2`, `["x", "y"]`)',
-        reason=(
-            "Spark keeps the value's text as written in the file; files-unified writes the parsed value "
-            'out again (`100.0`, `["x","y"]`): the same value, other spelling. Not yet the same: '
-            "Python's JSON parser does not keep the text of a value"
-        ),
-        example=Case(
-            "json",
-            (FileSpec("part-0.json", b'{"id": 1, "v": 1e2}\n{"id": 2, "v": ["x", "y"]}\n'),),
-            "id BIGINT, v STRING",
-            (),
-            features=frozenset({"typed-json"}),
-        ),
-        explains=_json_text_as_written,
+        explains=_partial_malformed_record,
     ),
 )
 """Every difference kept on purpose, in the order of the table in docs/files.md."""

@@ -10,6 +10,7 @@ text of an error.
 from __future__ import annotations
 
 import bz2
+import codecs
 import csv
 import gzip
 import io
@@ -37,15 +38,62 @@ SCHEMAS = {
     "parquet": "id BIGINT, name STRING",
 }
 """The user schema of each format when a case gives one (``_corrupt_record STRING`` may follow)."""
-SPARK_ONLY_OPTIONS = (
-    ("multiLine", "true"),
-    ("lineSep", "\n"),
-    ("encoding", "UTF-8"),
-    ("pathGlobFilter", "*"),
-    ("recursiveFileLookup", "true"),
-    ("ignoreCorruptFiles", "true"),
-)
+SPARK_ONLY_OPTIONS: tuple[tuple[str, str], ...] = ()
 """Options of Spark's file sources that files-unified does not take (it refuses them at ``load()``)."""
+SPARK_ONLY_FOR_FORMAT = {"json": (("timestampFormat", "yyyy-MM-dd HH:mm:ss"),)}
+"""Options files-unified refuses for one format (json's date and timestamp formats)."""
+LINE_SEPS = {
+    "text": ("\n", "\r\n", ";", "|", "ab", "é", ""),
+    "json": ("\n", "\r\n", ";", "|", "ab", "é", ""),
+    "csv": ("\n", "\r\n", ";", "|", "ab", "", "abc"),
+}
+"""``lineSep`` values (the empty one invalid, csv's 3 characters too); a case's lines are mostly
+joined by it (``linesep-joined``), sometimes by the usual line ends (``linesep-other``)."""
+_ROW_CHARSETS = (
+    "UTF-8",
+    "utf-8",
+    "ISO-8859-1",
+    "UTF-16LE",
+    "UTF-16BE",
+    "us-ascii",
+    "UTF-16",
+    "UTF-32",
+    "latin1",
+    "bogus",
+)
+CHARSETS = {
+    "text": ("UTF-16LE", "ISO-8859-1", "latin1", "UTF-8", "bogus"),
+    "json": _ROW_CHARSETS,
+    "csv": _ROW_CHARSETS,
+}
+"""``encoding`` / ``charset`` values (Spark 4 takes the first eight for json and csv; text takes
+any Java charset, used only to encode ``lineSep``); the files are written in it."""
+INFER_SCHEMA = ("true", "true", "false", "yes")
+"""csv ``inferSchema`` values (the last invalid; other formats ignore the option, as Spark's)."""
+SAMPLING_RATIOS = ("1.0", "1", "2", "0.5", "0", "abc")
+"""``samplingRatio`` values; ``0.5`` only with a user schema (where nothing is sampled): Spark's
+sample is random, files-unified's deterministic, so an inferred schema may differ (docs/files.md)."""
+_BYTE_CHARSETS = {"utf-8", "iso-8859-1", "latin1", "us-ascii", "bogus"}
+"""Charsets whose files still get a stray invalid byte or a UTF-8 byte-order mark."""
+PATH_GLOB_FILTERS = ("part-*", "*{suffix}", "{{part-0,part-2}}*", "part-[01]*", "[!p]*", "part-?.*", "[x")
+"""``pathGlobFilter`` values (``{suffix}``: the format's; a compressed file's name ends otherwise;
+the last one is invalid)."""
+RECURSIVE_FILE_LOOKUP = ("true", "true", "false", "yes")
+MODIFIED_TIMES = (
+    "2023-11-14T22:13:20",
+    "2023-11-14T22:13:20.5",
+    "2023-11-14 22:13:21",
+    "2023-11-14T22:13:21Z",
+    "2023-11-14T23:13:21+01:00",
+    "2023-11-14",
+    "2023",
+    "2023-11-14T",
+    "yesterday",
+)
+"""``modifiedBefore`` / ``modifiedAfter`` values around the files' times (1700000000 + i seconds,
+2023-11-14T22:13:20Z + i), some in another zone, two invalid."""
+MULTILINE_NOISE = (("multiLine", "true"), ("multiLine", "false"))
+"""``multiLine`` set where it changes nothing (text, parquet; json/csv lines with ``false``)."""
 NAME_ALPHABET = "abé😀 "
 """Characters of generated string values: ASCII, two- and four-byte UTF-8, a space."""
 
@@ -141,7 +189,30 @@ _JSON_BAD = {
     "json-type-mismatch": '{"id": "x", "name": "kept"}',
     "json-fraction": '{"id": 1.5, "name": "kept"}',
     "json-top-array": "[1, 2]",
+    "json-null": "null",
 }
+_JSON_LENIENT = {
+    "json-single-quotes": "{'id': 11, 'name': 'it\\'s \"q\"'}",
+    "json-comment": '{"id": 12, /* c */ "name": "c"} // tail',
+    "json-unquoted-names": '{id: 13, name: "u", $x_1: [1]}',
+    "json-leading-zeros": '{"id": 0014, "name": 007}',
+    "json-any-escape": '{"id": 15, "name": "a\\qb"}',
+    "json-control-char": '{"id": 16, "name": "t\tb"}',
+    "json-non-numeric": '{"id": 17, "name": +INF}',
+}
+"""JSON lines that Spark's parser reads when its ``allow...`` option is on (single quotes: by default)."""
+JSON_PARSER_OPTIONS = (
+    "allowSingleQuotes",
+    "allowComments",
+    "allowUnquotedFieldNames",
+    "allowNumericLeadingZeros",
+    "allowBackslashEscapingAnyCharacter",
+    "allowUnquotedControlChars",
+    "prefersDecimal",
+    "primitivesAsString",
+    "dropFieldIfAllNull",
+    "allowNonNumericNumbers",
+)
 _CSV_BAD = {
     "csv-extra-field": "7,a,extra",
     "csv-missing-field": "8",
@@ -153,7 +224,7 @@ def _json_lines(records: list[dict[str, Any]], bad: list[str], multiline: bool) 
     lines = [json.dumps(r, ensure_ascii=False) for r in records]
     if multiline and records:  # a pretty-printed record spans several lines (Spark's multiLine=false)
         lines[0:1] = json.dumps(records[0], indent=1, ensure_ascii=False).split("\n")
-    return lines + [_JSON_BAD[b] for b in bad]
+    return lines + [_JSON_BAD.get(b) or _JSON_LENIENT[b] for b in bad]
 
 
 def _csv_lines(records: list[dict[str, Any]], bad: list[str], header: bool, multiline: bool) -> list[str]:
@@ -167,14 +238,37 @@ def _csv_lines(records: list[dict[str, Any]], bad: list[str], header: bool, mult
     return (["id,name"] if header else []) + body + [_CSV_BAD[b] for b in bad]
 
 
+def encode(text: str, charset: str | None) -> bytes:
+    """``text`` in ``charset`` as Java writes it (``UTF-16``: a big-endian byte-order mark first);
+    UTF-8 for none or a name no charset has."""
+    low = (charset or "utf-8").lower()
+    if low == "utf-16":
+        return codecs.BOM_UTF16_BE + text.encode("utf-16-be")
+    codec = {"iso-8859-1": "latin-1", "us-ascii": "ascii", "utf-32": "utf-32-be"}.get(low, low)
+    try:
+        codecs.lookup(codec)
+    except LookupError:
+        codec = "utf-8"
+    return text.encode(codec, "replace")
+
+
 @st.composite
-def _line_file(draw: st.DrawFn, fmt: str, header: bool, index: int) -> tuple[bytes, set[str], bool]:
+def _line_file(
+    draw: st.DrawFn,
+    fmt: str,
+    header: bool,
+    index: int,
+    line_sep: str | None = None,
+    charset: str | None = None,
+) -> tuple[bytes, set[str], bool]:
     """The bytes of one row-format file (before compression), its feature tags, and whether it is faulty."""
     tags: set[str] = set()
     records = draw(_records)
     multiline = draw(st.booleans()) and draw(st.booleans())
     if fmt == "json":
         bad = draw(st.lists(st.sampled_from(sorted(_JSON_BAD)), max_size=2))
+        if draw(st.integers(0, 3)) == 0:  # a line that needs one of the parser's allow... options
+            bad.append(draw(st.sampled_from(sorted(_JSON_LENIENT))))
         lines = _json_lines(records, bad, multiline)
     elif fmt == "csv":
         bad = draw(st.lists(st.sampled_from(sorted(_CSV_BAD)), max_size=2))
@@ -189,23 +283,73 @@ def _line_file(draw: st.DrawFn, fmt: str, header: bool, index: int) -> tuple[byt
         pos = draw(st.integers(0, len(lines)))
         lines.insert(pos, "")
         tags.add("blank-line")
-    sep = draw(st.sampled_from(["\n", "\n", "\r\n", "\r"]))
-    tags.add({"\n": "lf", "\r\n": "crlf", "\r": "lone-cr"}[sep])
+    if line_sep and draw(st.sampled_from([True, True, True, False])):
+        sep = line_sep
+        tags.add("linesep-joined")
+    else:
+        sep = draw(st.sampled_from(["\n", "\n", "\r\n", "\r"]))
+        tags.add({"\n": "lf", "\r\n": "crlf", "\r": "lone-cr"}[sep])
+        if line_sep:
+            tags.add("linesep-other")
     text = sep.join(lines)
     if lines and draw(st.booleans()):
         text += sep
-    data = text.encode("utf-8")
+    data = encode(text, charset) if fmt != "text" else encode(text, charset if line_sep else None)
     faulty = bool(bad) or "multiline" in tags
-    if data and draw(st.integers(0, 5)) == 0:
+    if (charset or "utf-8").lower() not in _BYTE_CHARSETS:
+        pass  # a stray byte or a UTF-8 mark would only cut a multi-byte charset's characters
+    elif data and draw(st.integers(0, 5)) == 0:
         at = data.find(b"a")
         if at >= 0:  # an invalid UTF-8 byte inside a value
             data = data[:at] + b"\xff" + data[at + 1 :]
             tags.add("invalid-utf8")
             faulty = faulty or fmt != "text"
-    if draw(st.integers(0, 5)) == 0:
+    if (charset or "utf-8").lower() in _BYTE_CHARSETS and draw(st.integers(0, 5)) == 0:
         data = b"\xef\xbb\xbf" + data
         tags.add("bom")
         faulty = faulty or (header and fmt == "csv")
+    if not data:
+        tags.add("empty-file")
+    return data, tags, faulty
+
+
+@st.composite
+def _json_document(draw: st.DrawFn, charset: str | None = None) -> tuple[bytes, set[str], bool]:
+    """The bytes of one ``multiLine`` JSON file (a document, blank, or malformed), tags, faulty."""
+    records = draw(_records)
+    kind = draw(
+        st.sampled_from(
+            ["object", "array", "array", "trailing", "blank"]
+            + ["json-truncated", "json-not-json", "json-top-array", "json-type-mismatch", "json-null"]
+        )
+    )
+    indent = draw(st.sampled_from([None, 1]))
+    tags = {f"doc-{kind}"}
+    faulty = kind.startswith("json-")
+    if kind == "object":
+        text = json.dumps(records[0] if records else {}, indent=indent, ensure_ascii=False)
+    elif kind in ("array", "trailing"):
+        text = json.dumps(records, indent=indent, ensure_ascii=False)
+        if kind == "trailing":  # Spark reads the first document and ignores the rest
+            text += "\n" + json.dumps({"id": 999, "name": "after"}) + "\nnot json"
+    elif kind == "blank":
+        text = draw(st.sampled_from(["", " \n", "\n\n"]))
+    elif kind == "json-type-mismatch":
+        text = json.dumps([*records, {"id": "x", "name": "kept"}], indent=indent, ensure_ascii=False)
+    else:
+        text = _JSON_BAD[kind]
+    data = encode(text, charset)
+    if (charset or "utf-8").lower() not in _BYTE_CHARSETS:
+        pass
+    elif data and draw(st.integers(0, 5)) == 0:
+        at = data.find(b"a")
+        if at >= 0:
+            data = data[:at] + b"\xff" + data[at + 1 :]
+            tags.add("invalid-utf8")
+            faulty = True
+    if draw(st.integers(0, 5)) == 0:
+        data = b"\xef\xbb\xbf" + data
+        tags.add("bom")
     if not data:
         tags.add("empty-file")
     return data, tags, faulty
@@ -253,6 +397,11 @@ def _parquet_file(draw: st.DrawFn) -> tuple[bytes, set[str], bool]:
     return data, tags, False
 
 
+_ONE_IN_8 = st.sampled_from([False] * 7 + [True])
+_ONE_IN_10 = st.sampled_from([False] * 9 + [True])
+"""Rare draws (hypothesis favours the first element; ``integers(...) == 0`` would be frequent)."""
+
+
 @st.composite
 def cases(draw: st.DrawFn, streaming: bool = False) -> Case:
     """One generated case: a format, 1-3 files (some odd), a schema or none, and the options."""
@@ -273,6 +422,27 @@ def cases(draw: st.DrawFn, streaming: bool = False) -> Case:
     if header:
         options["header"] = "true"
         features.add("header")
+    documents = fmt == "json" and draw(st.booleans())
+    if documents:
+        options["multiLine"] = "true"
+        features.add("multiline-json")
+    if fmt == "csv" and draw(st.sampled_from([False, False, True])):  # quoted values may span lines
+        options["multiLine"] = "true"
+        features.add("multiline-csv")
+    line_sep = charset = None
+    if fmt != "parquet" and draw(st.sampled_from([False] * 5 + [True])):
+        line_sep = draw(st.sampled_from(LINE_SEPS[fmt]))
+        options["lineSep"] = line_sep
+        features.add("line-sep")
+    if fmt != "parquet" and draw(st.sampled_from([False] * 6 + [True])):
+        charset = draw(st.sampled_from(CHARSETS[fmt]))
+        key = "charset" if fmt != "text" and draw(st.sampled_from([False, False, True])) else "encoding"
+        options[key] = charset
+        features.add("encoding")
+    if fmt == "json" and draw(st.integers(0, 2)) == 0:
+        for name in draw(st.lists(st.sampled_from(JSON_PARSER_OPTIONS), min_size=1, max_size=3, unique=True)):
+            options[name] = draw(st.sampled_from(["true", "false"]))
+        features.add("json-allow-options")
     partitioned = draw(st.integers(0, 4)) == 0
     count = draw(st.integers(1, 3))
     files: list[FileSpec] = []
@@ -281,7 +451,9 @@ def cases(draw: st.DrawFn, streaming: bool = False) -> Case:
             data, tags, faulty = draw(_parquet_file())
             suffix = ""
         else:
-            data, tags, faulty = draw(_line_file(fmt, header, i))
+            data, tags, faulty = draw(
+                _json_document(charset) if documents else _line_file(fmt, header, i, line_sep, charset)
+            )
             data, suffix, damaged = _compress(draw, data, tags)
             faulty = faulty or damaged
         features.update(tags)
@@ -292,6 +464,26 @@ def cases(draw: st.DrawFn, streaming: bool = False) -> Case:
         features.add("partitioned")
         if any(f.rel.startswith("p=x") for f in files):
             features.add("partition-string")
+    if draw(_ONE_IN_8):
+        options["pathGlobFilter"] = draw(st.sampled_from(PATH_GLOB_FILTERS)).format(suffix=SUFFIX[fmt])
+        features.add("path-glob-filter")
+    if draw(st.sampled_from([False, False, False, True])):  # corrupt files are common in the cases
+        options["ignoreCorruptFiles"] = draw(st.sampled_from(["true", "true", "false", "yes"]))
+        features.add("ignore-corrupt-files")
+    if draw(_ONE_IN_10):  # no file goes missing here: the values are checked, "yes" refused
+        options["ignoreMissingFiles"] = draw(st.sampled_from(["true", "false", "yes"]))
+        features.add("ignore-missing-files")
+    if draw(_ONE_IN_8):
+        options["recursiveFileLookup"] = draw(st.sampled_from(RECURSIVE_FILE_LOOKUP))
+        features.add("recursive-file-lookup")
+    if draw(_ONE_IN_8):
+        for key in draw(
+            st.sampled_from([("modifiedBefore",), ("modifiedAfter",), ("modifiedAfter", "modifiedBefore")])
+        ):
+            options[key] = draw(st.sampled_from(MODIFIED_TIMES))
+        if draw(st.booleans()):
+            options["timeZone"] = draw(st.sampled_from(["America/New_York", "+01:00", "UTC"]))
+        features.add("modified-time")
     glob = None
     if not partitioned:
         glob = draw(st.sampled_from([None, None, None, "part-*", "*.nomatch"]))
@@ -305,10 +497,24 @@ def cases(draw: st.DrawFn, streaming: bool = False) -> Case:
     if streaming and draw(st.booleans()):
         options["latestFirst"] = "true"
         features.add("latest-first")
-    if not streaming and draw(st.sampled_from([False] * 9 + [True])):  # rare: it masks the rest of the case
-        key, value = draw(st.sampled_from(SPARK_ONLY_OPTIONS))
+    if fmt == "csv" and draw(st.sampled_from([False] * 3 + [True])):
+        options["inferSchema"] = draw(st.sampled_from(INFER_SCHEMA))
+        features.add("infer-schema")
+    if draw(_ONE_IN_8):
+        ratio = draw(st.sampled_from(SAMPLING_RATIOS))
+        if ratio != "0.5" or given:
+            options["samplingRatio"] = ratio
+            features.add("sampling-ratio")
+    refused = SPARK_ONLY_OPTIONS + SPARK_ONLY_FOR_FORMAT.get(fmt, ())
+    if not streaming and refused and draw(st.sampled_from([False] * 9 + [True])):  # rare: masks the rest
+        key, value = draw(st.sampled_from(refused))
         options[key] = value
         features.add("spark-only-option")
+    elif not documents and "multiline-csv" not in features and draw(_ONE_IN_10):
+        key, value = draw(st.sampled_from(MULTILINE_NOISE))
+        if not (fmt == "csv" and value == "true"):
+            options[key] = value
+            features.add("multiline-noise")
     return Case(
         fmt,
         tuple(files),

@@ -5,7 +5,8 @@ Kinds (what a user would notice, most severe first):
 * ``ours-fails``: Spark reads the case, files-unified fails;
 * ``ours-succeeds``: Spark fails, files-unified reads it;
 * ``later-error``: both fail, files-unified at a later stage;
-* ``file-not-named``: Spark fails reading a file, files-unified's error names no file of the case;
+* ``file-not-named``: Spark fails reading a file (its error names one), files-unified's error names
+  no file of the case;
 * ``columns``: other column names or types;
 * ``rows``: other rows (batch), or another composition of the micro-batches (streaming).
 """
@@ -46,7 +47,8 @@ def differences(case: Case, spark: Outcome, ours: Outcome) -> list[Difference]:
         if STAGES.index(ours.stage) > STAGES.index(spark.stage):
             out.append(Difference("later-error", f"Spark at {spark.stage}, files-unified at {ours.stage}"))
         names = [os.path.basename(f.rel) for f in case.files]
-        if spark.stage in _FILE_STAGES and not any(n in (ours.error or "") for n in names):
+        about_a_file = any(n in (spark.error or "") for n in names)
+        if spark.stage in _FILE_STAGES and about_a_file and not any(n in (ours.error or "") for n in names):
             out.append(Difference("file-not-named", f"files-unified: {(ours.error or '')[:300]}"))
         return out
     if spark.failed:

@@ -9,6 +9,12 @@
   read with a user schema (``TIMESTAMP``, ``DECIMAL(10,2)``, ``STRUCT<...>``) or inferred;
 * ``typed-csv``: CSV with a timestamp and a decimal, and string values with backslash escapes
   (Spark's default ``escape`` is ``\\``: ``"a\\"b"`` is ``a"b``) and doubled quotes;
+* ``csv-quotes``: CSV lines as Spark's own writer writes values (quoted when they hold a quote, the
+  delimiter or a line break, ``\\`` and ``"`` escaped inside quotes) mixed with random lines over
+  ``a , " \\ ' ; <space> <tab>`` (unescaped and unbalanced quotes, escapes outside quotes, whitespace
+  around quotes), read with Spark's default dialect or a user's ``quote``, ``escape``,
+  ``charToEscapeQuoteEscaping``, ``nullValue``/``emptyValue``, ``ignoreLeading/TrailingWhiteSpace``,
+  ``unescapedQuoteHandling`` (each of its five values) or ``sep``;
 * ``multiline-json``: whole-file JSON documents (an object or an array of objects) read with
   ``multiLine=true``;
 * ``parquet-schemas``: Parquet files whose schemas differ (an added column, a column of another
@@ -32,7 +38,9 @@ from hypothesis import strategies as st
 from integration_tests.connectors.files.differential.cases import MODES, Case, FileSpec
 
 TIME_ZONES = ("UTC", "UTC", "America/New_York")
-JSON_SCHEMA = "id BIGINT, ts TIMESTAMP, amount DECIMAL(10,2), nested STRUCT<a: INT, b: ARRAY<STRING>>"
+JSON_SCHEMA = (
+    "id BIGINT, ts TIMESTAMP, amount DECIMAL(10,2), nested STRUCT<a: INT, b: ARRAY<STRING>>, note STRING"
+)
 CSV_SCHEMA = "id INT, ts TIMESTAMP, amount DECIMAL(10,2), name STRING"
 
 _TIMESTAMPS = (
@@ -59,11 +67,16 @@ _NESTED = (
 _CSV_NAMES = ("plain", 'with "quote"', "back\\slash", "comma, inside", "")
 
 
+_NOTES = ('"text"', "1e2", "-0.50", "7E+1", "[1, 2]", '{"k": [true, null]}', "true", "null", '"1e2"')
+"""Values of a ``STRING`` column: a non-string one is its text as written in Spark (``1e2``)."""
+
+
 def _json_record(draw: st.DrawFn, i: int) -> str:
     ts = draw(st.sampled_from(_TIMESTAMPS))
     amount = draw(st.sampled_from(_DECIMALS_JSON))
     nested = draw(st.sampled_from(_NESTED))
-    return f'{{"id": {i}, "ts": "{ts}", "amount": {amount}, "nested": {nested}}}'
+    note = draw(st.sampled_from(_NOTES))
+    return f'{{"id": {i}, "ts": "{ts}", "amount": {amount}, "nested": {nested}, "note": {note}}}'
 
 
 @st.composite
@@ -103,6 +116,73 @@ def _typed_csv(draw: st.DrawFn) -> tuple[str, tuple[FileSpec, ...], set[str]]:
     return "csv", tuple(files), tags
 
 
+_SPARK_WRITTEN = (
+    "plain",
+    'c "d"',
+    "back\\slash",
+    "comma, inside",
+    "",
+    'both\\"',
+    "\\",
+    '"',
+    "x\\",
+    "a\nb",
+    "it's",
+    '""',
+    'a"b"c',
+    None,
+)
+"""Values whose text Spark's CSV writer (default options) puts in a file (``_spark_written``)."""
+_CSV_QUOTE_ALPHABET = ("a", "b", ",", '"', '"', "\\", " ", "'", ";", "\t")
+CSV_DIALECTS: tuple[tuple[tuple[str, str], ...], ...] = (
+    (),
+    (),
+    (("escape", '"'),),
+    (("quote", "'"),),
+    (("quote", "'"), ("escape", "'")),
+    (("escape", "'"), ("charToEscapeQuoteEscaping", "\\")),
+    (("nullValue", "a"), ("emptyValue", "b")),
+    (("ignoreLeadingWhiteSpace", "true"), ("ignoreTrailingWhiteSpace", "true")),
+    (("ignoreTrailingWhiteSpace", "true"), ("nullValue", "a"), ("emptyValue", "b")),
+    (("unescapedQuoteHandling", "STOP_AT_CLOSING_QUOTE"),),
+    (("unescapedQuoteHandling", "BACK_TO_DELIMITER"),),
+    (("unescapedQuoteHandling", "SKIP_VALUE"),),
+    (("unescapedQuoteHandling", "RAISE_ERROR"),),
+    (("sep", ";"),),
+    (("quote", ""),),
+    (("escape", ""),),
+)
+"""Option sets of ``csv-quotes`` cases (Spark's defaults twice as often as each other)."""
+
+
+def _spark_written(value: str | None) -> str:
+    """``value`` as Spark's CSV writer writes it with its default options (checked against Spark 4)."""
+    if value is None:
+        return ""
+    if value == "" or any(c in value for c in '",\n\r'):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return value
+
+
+@st.composite
+def _csv_quotes(draw: st.DrawFn) -> tuple[str, tuple[FileSpec, ...], set[str], dict[str, str]]:
+    options = dict(draw(st.sampled_from(CSV_DIALECTS)))
+    sep = options.get("sep", ",")
+    tags = {"csv-dialect-" + ("+".join(f"{k}={v}" for k, v in sorted(options.items())) or "default")}
+    files = []
+    for f in range(draw(st.integers(1, 2))):
+        lines = []
+        for i in range(draw(st.integers(1, 6))):
+            if draw(st.booleans()):
+                values = [_spark_written(draw(st.sampled_from(_SPARK_WRITTEN))) for _ in range(2)]
+                lines.append(sep.join([str(10 * f + i), *values]))
+            else:
+                chars = draw(st.lists(st.sampled_from(_CSV_QUOTE_ALPHABET), max_size=10))
+                lines.append(f"{10 * f + i}{sep}" + "".join(chars))
+        files.append(FileSpec(f"part-{f}.csv", ("\n".join(lines) + "\n").encode(), faulty=True))
+    return "csv", tuple(files), tags, options
+
+
 @st.composite
 def _multiline_json(draw: st.DrawFn) -> tuple[str, tuple[FileSpec, ...], set[str]]:
     files = []
@@ -128,7 +208,7 @@ _PARQUET_SCHEMAS = {
 }
 
 
-def _parquet_bytes(kind: str, first: int, n: int) -> bytes:
+def parquet_bytes(kind: str, first: int, n: int) -> bytes:
     schema = _PARQUET_SCHEMAS[kind]
     rows: list[dict[str, Any]] = []
     for i in range(first, first + n):
@@ -162,7 +242,7 @@ def _parquet_schemas(draw: st.DrawFn) -> tuple[str, tuple[FileSpec, ...], set[st
         )
     )
     files = tuple(
-        FileSpec(f"part-{f}.parquet", _parquet_bytes(kind, 10 * f, draw(st.integers(1, 3))))
+        FileSpec(f"part-{f}.parquet", parquet_bytes(kind, 10 * f, draw(st.integers(1, 3))))
         for f, kind in enumerate(kinds)
     )
     tags = {"parquet-" + "+".join(kinds)}
@@ -176,28 +256,43 @@ def typed_cases(draw: st.DrawFn, streaming: bool = False) -> Case:
     """One case of typed values (see the module's docstring)."""
     kind = draw(
         st.sampled_from(
-            ["typed-json", "typed-json", "typed-csv", "typed-csv", "multiline-json", "parquet-schemas"]
+            [
+                "typed-json",
+                "typed-json",
+                "typed-csv",
+                "csv-quotes",
+                "csv-quotes",
+                "multiline-json",
+                "parquet-schemas",
+            ]
         )
     )
-    fmt, files, tags = draw(
-        {
-            "typed-json": _typed_json(),
-            "typed-csv": _typed_csv(),
-            "multiline-json": _multiline_json(),
-            "parquet-schemas": _parquet_schemas(),
-        }[kind]
-    )
-    features = {kind, *tags}
     options: dict[str, str] = {}
+    if kind == "csv-quotes":
+        fmt, files, tags, options = draw(_csv_quotes())
+    else:
+        fmt, files, tags = draw(
+            {
+                "typed-json": _typed_json(),
+                "typed-csv": _typed_csv(),
+                "multiline-json": _multiline_json(),
+                "parquet-schemas": _parquet_schemas(),
+            }[kind]
+        )
+    features = {kind, *tags}
     given = streaming or draw(st.booleans())
     schema: str | None = None
     if kind == "typed-json":
         schema = JSON_SCHEMA if given else None
     elif kind == "typed-csv":
         schema = CSV_SCHEMA if given else None
+        if not given and draw(st.booleans()):  # Spark's type inference of timestamps, decimals, ...
+            options["inferSchema"] = "true"
+            features.add("infer-schema")
+    elif kind == "csv-quotes":
+        schema = "id INT, a STRING, b STRING" if given else None
     elif kind == "multiline-json":
         options["multiLine"] = "true"
-        features.add("spark-only-option")
         schema = "id BIGINT, name STRING" if given else None
     else:
         merge = draw(st.sampled_from([None, "false", "true"]))
@@ -211,7 +306,12 @@ def typed_cases(draw: st.DrawFn, streaming: bool = False) -> Case:
                     "id BIGINT, ts TIMESTAMP, amount DECIMAL(10,2), nested STRUCT<a: INT, b: ARRAY<STRING>>"
                 )
     if fmt in ("json", "csv") and kind != "multiline-json":
-        mode = draw(st.sampled_from((None, *MODES)))
+        # csv-quotes: mostly PERMISSIVE, so that every line's values are compared (F1 hides them)
+        quotes = kind == "csv-quotes"
+        modes = (
+            ("PERMISSIVE", "PERMISSIVE", "DROPMALFORMED", None) if quotes else (None, "PERMISSIVE", *MODES)
+        )
+        mode = draw(st.sampled_from(modes))
         if mode is not None:
             options["mode"] = mode
         features.add(f"mode-{(mode or 'default').lower()}")

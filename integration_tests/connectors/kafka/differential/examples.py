@@ -2,16 +2,19 @@
 
 ``make test`` runs a few per test (seeded: the same examples every run); a long run sets
 ``SPARKFLOW_DIFF_EXAMPLES`` (for example 500) and every test runs that many, after the same first
-ones. ``SPARKFLOW_DIFF_REPORT=path`` appends every example's outcome as JSON lines there.
+ones. ``SPARKFLOW_DIFF_SEED=n`` draws other examples, seeded by ``n`` instead of by the test's
+name, so a long run can be made in parts on a shared machine (each part a new seed) and add up to
+distinct examples. ``SPARKFLOW_DIFF_REPORT=path`` appends every example's outcome as JSON lines there.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase, seed, settings
 
 __all__ = ["examples", "hypothesis_settings", "record", "timeout_s"]
 
@@ -27,16 +30,21 @@ def timeout_s(default: int, per_example_s: int) -> int:
     return 300 + examples(default) * per_example_s
 
 
-def hypothesis_settings(default: int) -> settings:
-    """Seeded (``derandomize``), no shrinking (an example costs seconds; the report shows it whole)."""
-    return settings(
+def hypothesis_settings(default: int) -> Callable[[Any], Any]:
+    """Seeded (``derandomize``, or ``SPARKFLOW_DIFF_SEED``), no shrinking (an example costs seconds;
+    the report shows it whole)."""
+    raw_seed = os.environ.get("SPARKFLOW_DIFF_SEED")
+    chosen = settings(
         max_examples=examples(default),
-        derandomize=True,
+        derandomize=raw_seed is None,
         database=None,
         deadline=None,
         phases=[Phase.explicit, Phase.generate],
         suppress_health_check=list(HealthCheck),
     )
+    if raw_seed is None:
+        return chosen
+    return lambda test: seed(int(raw_seed))(chosen(test))
 
 
 def record(entry: dict[str, Any]) -> None:

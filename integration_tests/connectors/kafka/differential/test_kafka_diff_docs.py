@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from integration_tests.connectors.differential_report import findings_message
 from integration_tests.connectors.kafka.differential.allowed import ALLOWANCES, BEGIN, END, table
 from integration_tests.connectors.kafka.differential.claims import CLAIMS, UNCHECKED, source_rows, summary
 from integration_tests.connectors.kafka.differential.examples import record
@@ -99,6 +100,6 @@ def test_the_source_table_claims_hold_against_spark(
                     f"  options {options}\n  Spark: {spark_out.summary()[:300]}\n"
                     f"  ours:  {ours.summary()[:300]}"
                 )
-    assert not contradicted, "docs/kafka.md's Source options table is contradicted:\n\n" + "\n\n".join(
-        contradicted
+    assert not contradicted, findings_message(
+        "docs/kafka.md's Source options table contradicted", contradicted, "\n\n"
     )

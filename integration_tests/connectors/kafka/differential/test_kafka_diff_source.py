@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from integration_tests.connectors.differential_report import findings_message
 from integration_tests.connectors.kafka.differential.allowed import explained_by
 from integration_tests.connectors.kafka.differential.examples import (
     hypothesis_settings,
@@ -90,7 +91,7 @@ def _run_examples(default: int, example: Callable[[Any, list[str]], None]) -> No
 
     one()
     print(f"{ran[0]} examples in {time.monotonic() - began:.1f} s, {len(findings)} unexplained differences")
-    assert not findings, f"{len(findings)} differences from Spark's Kafka source:\n\n" + "\n\n".join(findings)
+    assert not findings, findings_message("differences from Spark's Kafka source", findings, "\n\n")
 
 
 @pytest.mark.timeout(timeout_s(BATCH_EXAMPLES, 20))
