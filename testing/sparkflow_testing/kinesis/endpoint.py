@@ -292,11 +292,12 @@ LOCALSTACK_GAPS = frozenset({Gap.RETENTION, Gap.NO_THROTTLING})
 
 
 def start_moto(port: int | None = None) -> KinesisEndpoint:
-    """A ``moto`` server (``python -m moto.server``) in its own process group on a free loopback port."""
+    """A ``moto`` server in its own process group on a free loopback port, answering one request at a
+    time (``moto_serial``: moto's threaded server can lose a record when two PutRecords calls reach one
+    shard at once)."""
     port = port or free_port()
-    return _spawn(
-        "moto", [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)], port, MOTO_GAPS
-    )
+    cmd = [sys.executable, "-m", "sparkflow_testing.kinesis.moto_serial", "-H", "127.0.0.1", "-p", str(port)]
+    return _spawn("moto", cmd, port, MOTO_GAPS)
 
 
 def start_kinesalite(port: int | None = None) -> KinesisEndpoint:
