@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sparkflow_testing.jvm import TEST_JVM_FLAGS
 from sparkflow_testing.kafka.broker import KafkaBroker
 from sparkflow_testing.maven import java_command, resolve_classpath
 from sparkflow_testing.processes import free_port, spawn_group, wait_listening
@@ -43,8 +44,7 @@ START_TIMEOUT_S = 90.0
 HEAP = "384m"
 JVM_FLAGS = (
     # a test broker: start-up and a small footprint matter more than peak throughput
-    "-XX:+UseSerialGC",
-    "-XX:TieredStopAtLevel=1",
+    *TEST_JVM_FLAGS,
     "-Xss512k",
     "-Djava.awt.headless=true",
     "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",

@@ -46,6 +46,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from sparkflow_testing.jvm import TEST_JVM_FLAGS
 from sparkflow_testing.pravega.admin import admin_for
 from sparkflow_testing.pravega.cluster import PravegaCluster
 from sparkflow_testing.pravega.security import StandaloneSecurity
@@ -126,7 +127,7 @@ class PravegaSplitCluster:
         props = {"java.io.tmpdir": str(tmp), "logback.configurationFile": logback, **props}
         return watched(
             [
-                "java", f"-Xmx{HEAP}", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "java", f"-Xmx{HEAP}", *TEST_JVM_FLAGS,
                 *(f"-D{k}={v}" for k, v in props.items()),
                 "-cp", ":".join(str(p) for p in jars), main,
             ],

@@ -34,6 +34,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from sparkflow_testing.jvm import TEST_JVM_FLAGS
 from sparkflow_testing.maven import resolve_classpath
 from sparkflow_testing.pravega.admin import admin_for
 from sparkflow_testing.pravega.security import StandaloneSecurity
@@ -146,7 +147,7 @@ class PravegaStandalone:
         }
         classpath = ":".join(str(p) for p in standalone_classpath())
         return [
-            "java", f"-Xmx{self.heap}", "-XX:+UseG1GC",
+            "java", f"-Xmx{self.heap}", *TEST_JVM_FLAGS,
             *(f"-D{k}={v}" for k, v in props.items()),
             "-cp", classpath, MAIN_CLASS,
         ]  # fmt: skip

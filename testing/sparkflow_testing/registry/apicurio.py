@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from sparkflow_testing.gaps import DeclaresGaps
+from sparkflow_testing.jvm import TEST_JVM_FLAGS
 from sparkflow_testing.kafka.apache_kafka import _certificate, _pem
 from sparkflow_testing.maven import DEPENDENCY_PLUGIN, MavenError, cache_root, require_java_and_maven
 from sparkflow_testing.processes import free_port, spawn_group, stop_group, wait_listening
@@ -210,7 +211,7 @@ def start_apicurio(secure: bool = False, java: str = "java") -> SchemaRegistrySe
     port = free_port()
     log = workdir / "apicurio.log"
     cmd = [
-        java, "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        java, "-Xmx192m", *TEST_JVM_FLAGS,
         "-Dquarkus.http.host=127.0.0.1", f"-Dquarkus.http.port={port}",
         "-Dquarkus.management.enabled=false", "-Dquarkus.log.level=WARN",
         "-jar", str(dist / RUNNER_JAR),

@@ -34,6 +34,7 @@ from pathlib import Path
 from subprocess import Popen
 
 from connector_base.spark.parallelism import PARALLELISM_ENV
+from sparkflow_testing.jvm import TEST_JVM_FLAGS
 from sparkflow_testing.maven import java_command
 from sparkflow_testing.processes import (
     KILL_WAIT_S,
@@ -220,6 +221,7 @@ class SparkStandaloneCluster:
             "spark.driver.bindAddress": "127.0.0.1",
             "spark.executor.cores": str(WORKER_CORES),
             "spark.executor.memory": EXECUTOR_MEMORY,
+            "spark.executor.extraJavaOptions": " ".join(TEST_JVM_FLAGS),
             "spark.cores.max": str(self.total_cores),
             "spark.executorEnv.PYSPARK_PYTHON": sys.executable,
             "spark.ui.enabled": "false",
@@ -330,6 +332,7 @@ def _spark_jvm(main_class: str, args: list[str]) -> list[str]:
         args,
         heap=DAEMON_HEAP,
         jvm_args=[
+            *TEST_JVM_FLAGS,
             "-XX:+IgnoreUnrecognizedVMOptions",
             *(f"--add-opens=java.base/{package}=ALL-UNNAMED" for package in _JAVA_17_OPENS),
             "-Dio.netty.tryReflectionSetAccessible=true",

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from subprocess import Popen
 
+from sparkflow_testing.jvm import TEST_JVM_FLAGS
 from sparkflow_testing.processes import free_port, spawn_group, stop_group, wait_listening
 from sparkflow_testing.spark.cluster import pyspark_home
 
@@ -74,6 +75,7 @@ class SparkConnectServer:
             "--class", SERVER_CLASS,
             "--name", "sparkflow-connect-tests",
             "--master", master,
+            "--driver-java-options", " ".join(TEST_JVM_FLAGS),
             *(a for k, v in settings.items() for a in ("--conf", f"{k}={v}")),
         ]  # fmt: skip
         log = workdir / "connect-server.log"
