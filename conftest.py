@@ -7,10 +7,6 @@ from typing import Any
 
 import pytest
 
-from sparkflow_testing.jvm import use_test_jvm_flags_for_spark
-
-use_test_jvm_flags_for_spark()
-
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:

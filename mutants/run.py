@@ -41,6 +41,7 @@ from pathlib import Path
 
 from mutants.mutation import Mutation, MutationError
 from mutants.mutations import MUTATIONS
+from sparkflow_testing.jvm import use_test_jvm_flags_for_spark
 
 __all__ = ["Result", "copy_tree", "main", "run_one"]
 
@@ -172,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", type=Path, help="also write the result table (markdown) here")
     parser.add_argument("--min-score", type=float, default=90.0, help="exit non-zero below this score (%%)")
     args = parser.parse_args(argv)
+    use_test_jvm_flags_for_spark()
 
     names = {m.name for m in MUTATIONS}
     if len(names) != len(MUTATIONS):

@@ -43,6 +43,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from sparkflow_testing.jvm import use_test_jvm_flags_for_spark
+
 KAFKA_TESTS = "integration_tests/connectors/kafka"
 PRAVEGA_TESTS = "integration_tests/connectors/pravega"
 FORMATS_TESTS = "integration_tests/connectors/formats"
@@ -187,6 +189,7 @@ def summary(results: dict[str, Outcome]) -> str:
 def main(argv: list[str]) -> int:
     """Run every lane; 0 when every run passed."""
     serial = "--serial" in argv
+    use_test_jvm_flags_for_spark()  # every run's Spark drivers, the wheel matrix's too (inherited)
     pytest_args = [a for a in argv if a != "--serial"]
     results: dict[str, Outcome] = {}
     if serial:

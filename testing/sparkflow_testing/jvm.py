@@ -6,7 +6,9 @@ HotSpot's first (client) compiler only: the optimising compiler's threads otherw
 short JVM's CPU compiling code that runs for seconds. The serial collector uses no background
 threads. Measured here on the Kafka failure and streaming modules (each Spark driver, the test's and
 the killed ones, with or without these flags): 348 s of CPU and 268 s wall before, 233 s and 224 s
-after. Users' Spark sessions are not touched: these go to the test processes only.
+after. Users' Spark sessions are not touched: these go to the test processes only. ``make test``
+(``tools/run_tests.py``) and ``make mutants`` set them for every run; a bare ``pytest`` does not (the
+root conftest also serves the wheel matrix's venvs, which hold no ``sparkflow_testing``).
 """
 
 from __future__ import annotations
