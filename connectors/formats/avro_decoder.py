@@ -211,16 +211,35 @@ class AvroDecoder:
         sound = isinstance(reader, dict) and reader.get("type") in ("record", "error")
         self._native_class = native if sound else None
         self._native: dict[str, Any] = {}  # writer schema text -> AvroBatchDecoder, or None: refused
+        self._direct = self._direct_decoder(reader_schema) if self._native_class is not None else None
 
     @property
     def native(self) -> bool:
         """Whether groups are decoded natively (module present, reader schema in its scope)."""
         return self._native_class is not None
 
+    def _direct_decoder(self, reader_schema: str) -> Any:
+        """The compiled ``AvroDirectDecoder`` of the reader schema, or ``None``.
+
+        ``None``: the module lacks it, ``$SPARKFLOW_AVRO_DECODER`` is ``arrow-avro`` (benchmarks and
+        tests comparing the two), it refuses the schema, or its type is not ``arrow_type``.
+        """
+        direct_class = compiled_class("AvroDirectDecoder", _NATIVE_ENV)
+        if direct_class is None or os.environ.get(_NATIVE_ENV, "").lower() == "arrow-avro":
+            return None
+        try:
+            direct = direct_class(reader_schema)
+        except ValueError:
+            return None
+        return direct if direct.arrow_type == self.arrow_type else None
+
     def _native_for(self, writer_schema: str) -> Any:
         if writer_schema not in self._native:
             stripped = strip_time_logical_types(json.loads(writer_schema))
             same = json.dumps(stripped, sort_keys=True) == self._reader_canonical
+            if same and self._direct is not None:  # nothing to resolve: the direct decoder
+                self._native[writer_schema] = self._direct
+                return self._direct
             try:
                 self._native[writer_schema] = self._native_class(
                     json.dumps(stripped), None if same else self._reader_canonical
@@ -242,8 +261,14 @@ class AvroDecoder:
             return None
         from sparkflow_kafka_native import AvroBatchError
 
+        datums = pa.RecordBatch.from_arrays([payloads], names=["datum"])
+        if native is self._direct:
+            try:
+                return native.decode(datums)  # already in arrow_type
+            except AvroBatchError:
+                return None
         try:
-            batches = native.decode(pa.RecordBatch.from_arrays([payloads], names=["datum"]))
+            batches = native.decode(datums)
         except AvroBatchError:
             return None
         arrays = [b.to_struct_array() for b in batches]

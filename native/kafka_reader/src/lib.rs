@@ -29,6 +29,7 @@ use pyo3::types::PyList;
 use rdkafka_sys::bindings as rd;
 
 mod avro_decode;
+mod avro_direct;
 mod conf;
 mod producer;
 mod protobuf_decode;
@@ -618,6 +619,7 @@ fn sparkflow_kafka_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(librdkafka_version, m)?)?;
     m.add("NativeKafkaError", m.py().get_type::<NativeKafkaError>())?;
     avro_decode::register(m)?;
+    avro_direct::register(m)?;
     protobuf_decode::register(m)?;
     Ok(())
 }
