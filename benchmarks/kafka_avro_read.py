@@ -21,7 +21,9 @@ Each reader runs ``--warmup`` untimed rounds, then the best of ``--rounds`` inte
 the ratio kafka-unified / spark-from-avro is printed (>1 means we are faster), and kafka-unified /
 python-floor (how close the connector is to what Spark lets any Python source reach). Then decoding alone,
 outside Spark: ``RecordDecoder.decode`` on the raw Arrow batches (20,000 records each) in this one
-thread, records/s per core. The 1-minute load average is printed with each figure.
+thread, records/s per core: the default path (the direct decoder: the writer schema is the reader
+schema), then the direct decoder and arrow-avro interleaved (best of 3 each), and fastavro on a
+slice. The 1-minute load average is printed with each figure.
 
     python -m benchmarks.kafka_avro_read                    # 1M records
     python -m benchmarks.kafka_avro_read --records 200000   # quick run
@@ -230,6 +232,25 @@ def decode_native_and_pure(
         )
 
 
+def decode_direct_and_arrow_avro(values: list[bytes], registry_url: str, topic: str, rounds: int = 3) -> None:
+    """Decoding alone, the direct decoder (writer schema = reader schema) and arrow-avro
+    (``SPARKFLOW_AVRO_DECODER=arrow-avro``) interleaved, best of ``rounds`` each."""
+    rates: dict[str, list[float]] = {"direct": [], "arrow-avro": []}
+    for _ in range(rounds):
+        for path in rates:
+            os.environ["SPARKFLOW_AVRO_DECODER"] = "native" if path == "direct" else path
+            try:
+                rates[path].append(decode_alone(values, registry_url, topic))
+            finally:
+                del os.environ["SPARKFLOW_AVRO_DECODER"]
+    direct, arrow_avro = max(rates["direct"]), max(rates["arrow-avro"])
+    print(
+        f"decoding alone, best of {rounds} interleaved (CPU time): direct {direct / 1e6:.3f} M, "
+        f"arrow-avro {arrow_avro / 1e6:.3f} M records/s per core; direct/arrow-avro = "
+        f"{direct / arrow_avro:.2f}x [load {loadavg()}]"
+    )
+
+
 def parse_args(doc: str | None) -> argparse.Namespace:
     """The options the registry benchmarks share (``--records``, ``--partitions``, ``--warmup``,
     ``--rounds``), with ``doc`` as the help text."""
@@ -313,8 +334,10 @@ def main() -> None:
 
         decode_native_and_pure(
             values, registry.url, topic, "avro-confluent", native_avro_decoder() is not None,
-            ("native (arrow-avro)", "fastavro", "SPARKFLOW_AVRO_DECODER"),
+            ("native (direct)", "fastavro", "SPARKFLOW_AVRO_DECODER"),
         )  # fmt: skip
+        if native_avro_decoder() is not None:  # the direct decoder against arrow-avro, same records
+            decode_direct_and_arrow_avro(values, registry.url, topic)
         del values
 
         jars = [str(p) for p in spark_kafka_jars(NEWEST_SERVED)] + spark_avro_jars()

@@ -30,7 +30,7 @@ use arrow_array::{
     Float64Array, Int32Array, Int64Array, LargeBinaryArray, ListArray, MapArray, NullArray,
     RecordBatch, StringArray, StructArray, Time64MicrosecondArray, TimestampMicrosecondArray,
 };
-use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_pyarrow::{FromPyArrow, ToPyArrow};
 use arrow_schema::{DataType, Field, Fields, TimeUnit};
 use pyo3::exceptions::PyValueError;
@@ -38,6 +38,7 @@ use pyo3::prelude::*;
 use serde_json::{Map, Value};
 
 use crate::avro_decode::AvroBatchError;
+use crate::columns::{append_bytes, Validity};
 
 /// A datum that could not be read; the message is formatted only when it is raised.
 #[derive(Debug)]
@@ -129,42 +130,6 @@ fn renew_offsets(v: &mut Vec<i32>) -> Vec<i32> {
     let mut next = Vec::with_capacity(v.len());
     next.push(0);
     std::mem::replace(v, next)
-}
-
-/// `out.extend_from_slice(value)`, with the short values most strings are (names, codes, tags)
-/// copied by two overlapping word moves instead of a call to `memcpy` (which profiles showed at
-/// ~10% of the decoding time: one call per string).
-#[inline(always)]
-fn append_bytes(out: &mut Vec<u8>, value: &[u8]) {
-    let n = value.len();
-    if n > 16 {
-        out.extend_from_slice(value);
-        return;
-    }
-    out.reserve(n);
-    let len = out.len();
-    // SAFETY: `reserve` left room for `n` bytes after `len`; every read is inside `value` and
-    // every write inside `out[len..len + n]` (the two moves overlap when n < 16 or n < 8).
-    unsafe {
-        let src = value.as_ptr();
-        let dst = out.as_mut_ptr().add(len);
-        if n >= 8 {
-            let head = std::ptr::read_unaligned(src as *const u64);
-            let tail = std::ptr::read_unaligned(src.add(n - 8) as *const u64);
-            std::ptr::write_unaligned(dst as *mut u64, head);
-            std::ptr::write_unaligned(dst.add(n - 8) as *mut u64, tail);
-        } else if n >= 4 {
-            let head = std::ptr::read_unaligned(src as *const u32);
-            let tail = std::ptr::read_unaligned(src.add(n - 4) as *const u32);
-            std::ptr::write_unaligned(dst as *mut u32, head);
-            std::ptr::write_unaligned(dst.add(n - 4) as *mut u32, tail);
-        } else {
-            for i in 0..n {
-                *dst.add(i) = *src.add(i);
-            }
-        }
-        out.set_len(len + n);
-    }
 }
 
 /// Variable-width values: offsets and data, validated (UTF-8, offsets) when finished.
@@ -308,43 +273,6 @@ enum Col {
         nulls: Validity,
         len: usize,
     },
-}
-
-/// Validity of a column: nothing kept until the first null (most columns have none), then a byte
-/// per value; packed into Arrow's bitmap when finished. (arrow-buffer's `NullBufferBuilder` does
-/// the same with a bitmap, but its append is not inlined here and showed in profiles.)
-#[derive(Clone, Default)]
-struct Validity {
-    len: usize,
-    bits: Option<Vec<bool>>,
-}
-
-impl Validity {
-    #[inline(always)]
-    fn valid(&mut self) {
-        match &mut self.bits {
-            None => self.len += 1,
-            Some(bits) => bits.push(true),
-        }
-    }
-
-    #[inline(always)]
-    fn null(&mut self) {
-        match &mut self.bits {
-            None => {
-                let mut bits = Vec::with_capacity(self.len.max(64) * 2);
-                bits.resize(self.len, true);
-                bits.push(false);
-                self.bits = Some(bits);
-            }
-            Some(bits) => bits.push(false),
-        }
-    }
-
-    fn finish(&mut self) -> Option<NullBuffer> {
-        self.len = 0;
-        self.bits.take().map(NullBuffer::from)
-    }
 }
 
 /// The schema's named types, looked up as Avro's name resolution does.

@@ -30,6 +30,7 @@ use rdkafka_sys::bindings as rd;
 
 mod avro_decode;
 mod avro_direct;
+mod columns;
 mod conf;
 mod producer;
 mod protobuf_decode;

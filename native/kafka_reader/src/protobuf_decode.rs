@@ -33,12 +33,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::columns::{append_bytes, Validity};
 use arrow_array::types::{DurationMicrosecondType, TimestampMicrosecondType};
 use arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, Float32Array, Float64Array, Int32Array, Int64Array,
     LargeBinaryArray, ListArray, MapArray, PrimitiveArray, StringArray, StructArray,
 };
-use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBufferBuilder, Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_pyarrow::{FromPyArrow, ToPyArrow};
 use arrow_schema::DataType;
 use pyo3::create_exception;
@@ -196,7 +197,7 @@ enum Leaf {
 
 struct Col {
     leaf: Leaf,
-    nulls: NullBufferBuilder,
+    nulls: Validity,
     dt: DataType,
 }
 
@@ -235,7 +236,7 @@ struct Msg {
     dense: Vec<i32>, // field number -> index (-1: unknown), for numbers below its length
     slots: Vec<Option<Wire>>,
     oneof_last: Vec<i32>,
-    nulls: NullBufferBuilder,
+    nulls: Validity,
     len: usize,
     dt: DataType,
 }
@@ -331,7 +332,7 @@ fn new_leaf(plan: &Bound<'_, PyDict>, dt: &DataType) -> PyResult<Leaf> {
 fn new_col(plan: &Bound<'_, PyDict>, dt: &DataType) -> PyResult<Col> {
     Ok(Col {
         leaf: new_leaf(plan, dt)?,
-        nulls: NullBufferBuilder::new(0),
+        nulls: Validity::default(),
         dt: dt.clone(),
     })
 }
@@ -445,7 +446,7 @@ impl Msg {
             dense,
             slots: vec![None; n],
             oneof_last: vec![-1; oneofs.max(0) as usize],
-            nulls: NullBufferBuilder::new(0),
+            nulls: Validity::default(),
             len: 0,
             dt: dt.clone(),
         })
@@ -563,7 +564,7 @@ impl Msg {
                 }
             }
         }
-        self.nulls.append_non_null();
+        self.nulls.valid();
         self.len += 1;
         Ok(())
     }
@@ -577,7 +578,7 @@ impl Msg {
                 Body::Map(map) => map.offsets.push(map.keys.len() as i32),
             }
         }
-        self.nulls.append_null();
+        self.nulls.null();
         self.len += 1;
     }
 
@@ -751,7 +752,7 @@ impl Col {
             (Leaf::Bool(out), Wire::Varint(n)) => out.append(n != 0),
             (Leaf::Bytes { offsets, data, .. }, Wire::Len(s, e)) => {
                 // UTF-8 (for strings) is checked once for the whole column in `finish`
-                data.extend_from_slice(&buf[s..e]);
+                append_bytes(data, &buf[s..e]);
                 offsets.push(i32::try_from(data.len()).map_err(|_| "more than 2 GiB of strings")?);
             }
             (
@@ -764,7 +765,7 @@ impl Col {
             ) => {
                 let number = n as i32;
                 match info.name(number) {
-                    Some(name) => data.extend_from_slice(name.as_bytes()),
+                    Some(name) => append_bytes(data, name.as_bytes()),
                     None if info.closed => {
                         return Err(format!("number {number} is not a value of the closed enum"));
                     }
@@ -781,7 +782,7 @@ impl Col {
             (Leaf::Time { v: out, .. }, Wire::Len(s, e)) => out.push(micros(&buf[s..e])?),
             _ => return Err("unexpected wire value".into()),
         }
-        self.nulls.append_non_null();
+        self.nulls.valid();
         Ok(())
     }
 
@@ -797,11 +798,11 @@ impl Col {
             }
             Leaf::Msg(m) => {
                 m.append_null();
-                self.nulls.append_null();
+                self.nulls.null();
                 return;
             }
         }
-        self.nulls.append_null();
+        self.nulls.null();
     }
 
     fn append_default(&mut self, d: &Default) {
@@ -820,7 +821,7 @@ impl Col {
             }
             _ => return self.append_null(), // the plan gives no default of another kind
         }
-        self.nulls.append_non_null();
+        self.nulls.valid();
     }
 
     fn finish(&mut self) -> R<ArrayRef> {
@@ -948,7 +949,9 @@ fn message_indexes(buf: &[u8], pos: &mut usize) -> R<Vec<i64>> {
     if count == 0 {
         return Ok(vec![0]);
     }
-    (0..count).map(|_| Ok(zigzag64(varint(buf, pos)?))).collect()
+    (0..count)
+        .map(|_| Ok(zigzag64(varint(buf, pos)?)))
+        .collect()
 }
 
 /// The reader message's decoder: `plan` from `protobuf_decoder.native_plan`, `arrow_type` the

@@ -1,0 +1,77 @@
+//! Column-building helpers the compiled decoders share (`avro_direct.rs`, `protobuf_decode.rs`):
+//! appending short byte strings without a `memcpy` call, and validity kept lazily.
+
+use arrow_buffer::NullBuffer;
+
+/// `out.extend_from_slice(value)`, with the short values most strings are (names, codes, tags)
+/// copied by two overlapping word moves instead of a call to `memcpy` (which profiles showed at
+/// ~10% of the decoding time: one call per string).
+#[inline(always)]
+pub(crate) fn append_bytes(out: &mut Vec<u8>, value: &[u8]) {
+    let n = value.len();
+    if n > 16 {
+        out.extend_from_slice(value);
+        return;
+    }
+    out.reserve(n);
+    let len = out.len();
+    // SAFETY: `reserve` left room for `n` bytes after `len`; every read is inside `value` and
+    // every write inside `out[len..len + n]` (the two moves overlap when n < 16 or n < 8).
+    unsafe {
+        let src = value.as_ptr();
+        let dst = out.as_mut_ptr().add(len);
+        if n >= 8 {
+            let head = std::ptr::read_unaligned(src as *const u64);
+            let tail = std::ptr::read_unaligned(src.add(n - 8) as *const u64);
+            std::ptr::write_unaligned(dst as *mut u64, head);
+            std::ptr::write_unaligned(dst.add(n - 8) as *mut u64, tail);
+        } else if n >= 4 {
+            let head = std::ptr::read_unaligned(src as *const u32);
+            let tail = std::ptr::read_unaligned(src.add(n - 4) as *const u32);
+            std::ptr::write_unaligned(dst as *mut u32, head);
+            std::ptr::write_unaligned(dst.add(n - 4) as *mut u32, tail);
+        } else {
+            for i in 0..n {
+                *dst.add(i) = *src.add(i);
+            }
+        }
+        out.set_len(len + n);
+    }
+}
+
+/// Validity of a column: nothing kept until the first null (most columns have none), then a byte
+/// per value; packed into Arrow's bitmap when finished. (arrow-buffer's `NullBufferBuilder` does
+/// the same with a bitmap, but its append was not inlined here and showed in profiles.)
+#[derive(Clone, Default)]
+pub(crate) struct Validity {
+    len: usize,
+    bits: Option<Vec<bool>>,
+}
+
+impl Validity {
+    #[inline(always)]
+    pub(crate) fn valid(&mut self) {
+        match &mut self.bits {
+            None => self.len += 1,
+            Some(bits) => bits.push(true),
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn null(&mut self) {
+        match &mut self.bits {
+            None => {
+                let mut bits = Vec::with_capacity(self.len.max(64) * 2);
+                bits.resize(self.len, true);
+                bits.push(false);
+                self.bits = Some(bits);
+            }
+            Some(bits) => bits.push(false),
+        }
+    }
+
+    pub(crate) fn finish(&mut self) -> Option<NullBuffer> {
+        self.len = 0;
+        self.bits.take().map(NullBuffer::from)
+    }
+}
