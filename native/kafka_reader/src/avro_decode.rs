@@ -92,6 +92,21 @@ fn decode_all<'a>(
     Ok(out)
 }
 
+/// Column 0 of the pyarrow record batch `batch`: the datums (checked to have no nulls).
+pub(crate) fn datums(batch: &Bound<'_, PyAny>) -> PyResult<ArrayRef> {
+    let input = RecordBatch::from_pyarrow_bound(batch)?;
+    if input.num_columns() != 1 {
+        return Err(PyValueError::new_err(
+            "expected one binary column of datums",
+        ));
+    }
+    let column: ArrayRef = input.column(0).clone();
+    if column.null_count() > 0 {
+        return Err(PyValueError::new_err("the datums column has nulls"));
+    }
+    Ok(column)
+}
+
 #[pymethods]
 impl AvroBatchDecoder {
     /// `writer_schema`: the Avro schema (JSON) the datums were written with; `reader_schema`: the
@@ -117,16 +132,7 @@ impl AvroBatchDecoder {
         py: Python<'py>,
         batch: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        let input = RecordBatch::from_pyarrow_bound(batch)?;
-        if input.num_columns() != 1 {
-            return Err(PyValueError::new_err(
-                "expected one binary column of datums",
-            ));
-        }
-        let column: ArrayRef = input.column(0).clone();
-        if column.null_count() > 0 {
-            return Err(PyValueError::new_err("the datums column has nulls"));
-        }
+        let column = datums(batch)?;
         let mut decoder = match self.decoder.take() {
             Some(d) => d,
             None => build(&self.writer, self.reader.as_deref()).map_err(PyValueError::new_err)?,

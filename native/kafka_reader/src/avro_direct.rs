@@ -28,16 +28,16 @@ use std::sync::Arc;
 use arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array,
     Float64Array, Int32Array, Int64Array, LargeBinaryArray, ListArray, MapArray, NullArray,
-    RecordBatch, StringArray, StructArray, Time64MicrosecondArray, TimestampMicrosecondArray,
+    StringArray, StructArray, Time64MicrosecondArray, TimestampMicrosecondArray,
 };
 use arrow_buffer::{BooleanBuffer, Buffer, OffsetBuffer, ScalarBuffer};
-use arrow_pyarrow::{FromPyArrow, ToPyArrow};
+use arrow_pyarrow::ToPyArrow;
 use arrow_schema::{DataType, Field, Fields, TimeUnit};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use serde_json::{Map, Value};
 
-use crate::avro_decode::AvroBatchError;
+use crate::avro_decode::{datums, AvroBatchError};
 use crate::columns::{append_bytes, Validity};
 
 /// A datum that could not be read; the message is formatted only when it is raised.
@@ -774,18 +774,7 @@ impl Col {
                 item,
                 nulls,
             } => {
-                let mut count = *offsets.last().unwrap() as usize;
-                loop {
-                    let n = c.block()?;
-                    if n == 0 {
-                        break;
-                    }
-                    for _ in 0..n {
-                        item.read(c)?;
-                    }
-                    count += n;
-                }
-                offsets.push(i32::try_from(count).map_err(|_| Bad("over 2^31 items in a batch"))?);
+                read_blocks(c, offsets, |c| item.read(c))?;
                 nulls.valid();
             }
             Col::Map {
@@ -794,20 +783,10 @@ impl Col {
                 values,
                 nulls,
             } => {
-                let mut count = *offsets.last().unwrap() as usize;
-                loop {
-                    let n = c.block()?;
-                    if n == 0 {
-                        break;
-                    }
-                    for _ in 0..n {
-                        keys.push(c.bytes()?)?;
-                        values.read(c)?;
-                    }
-                    count += n;
-                }
-                offsets
-                    .push(i32::try_from(count).map_err(|_| Bad("over 2^31 entries in a batch"))?);
+                read_blocks(c, offsets, |c| {
+                    keys.push(c.bytes()?)?;
+                    values.read(c)
+                })?;
                 nulls.valid();
             }
             Col::Nullable { branches, inner } => match branch(c, branches)? {
@@ -1129,6 +1108,28 @@ impl Col {
     }
 }
 
+/// The blocks of an array or map: `item` reads each item (or entry); the end offset is appended.
+#[inline(always)]
+fn read_blocks(
+    c: &mut Cursor<'_>,
+    offsets: &mut Vec<i32>,
+    mut item: impl FnMut(&mut Cursor<'_>) -> R<()>,
+) -> R<()> {
+    let mut count = *offsets.last().unwrap() as usize;
+    loop {
+        let n = c.block()?;
+        if n == 0 {
+            break;
+        }
+        for _ in 0..n {
+            item(c)?;
+        }
+        count += n;
+    }
+    offsets.push(i32::try_from(count).map_err(|_| Bad("over 2^31 items in a batch"))?);
+    Ok(())
+}
+
 #[inline(always)]
 fn branch(c: &mut Cursor<'_>, branches: &[Branch]) -> R<Branch> {
     let i = c.long()?;
@@ -1228,16 +1229,7 @@ impl AvroDirectDecoder {
         py: Python<'py>,
         batch: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let input = RecordBatch::from_pyarrow_bound(batch)?;
-        if input.num_columns() != 1 {
-            return Err(PyValueError::new_err(
-                "expected one binary column of datums",
-            ));
-        }
-        let column: ArrayRef = input.column(0).clone();
-        if column.null_count() > 0 {
-            return Err(PyValueError::new_err("the datums column has nulls"));
-        }
+        let column = datums(batch)?;
         let mut col = self.columns.take().unwrap_or_else(|| self.template.clone());
         let (col, result) = py.detach(move || {
             let rows = column.len();
