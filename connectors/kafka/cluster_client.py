@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
 from typing_extensions import override
@@ -20,8 +22,14 @@ LOG = logging.getLogger(__name__)
 
 METADATA_SLICE_S = 1.0
 """How often a metadata wait checks for an authentication or TLS failure."""
+ANSWER_GRACE_S = 5.0
+"""How much longer than its ``request_timeout`` an admin request's futures are awaited before the
+attempt counts as failed: librdkafka should resolve them by then, and the driver's planning thread
+must never wait on one for ever."""
 R = TypeVar("R")
 """A lookup's result type."""
+K = TypeVar("K")
+"""The key of an admin request's futures (a topic partition, a config resource)."""
 
 
 class InvalidOffsetAnswer(Exception):
@@ -64,6 +72,21 @@ class KafkaClusterClient(OffsetLookup):
                 LOG.debug("%s failed (attempt %d): %s", what, attempt + 1, e)
                 time.sleep(self._retry_interval_s)
         raise ConnectorError(f"{what} failed after {self._retries + 1} attempts: {last}") from last
+
+    def _answers(self, futures: Mapping[K, Future[Any]], what: str) -> dict[K, Any]:
+        """The results of one admin request's futures, awaited ``ANSWER_GRACE_S`` past its timeout
+        at most (a ``TimeoutError`` then, which ``_retry`` counts as a failed attempt)."""
+        deadline = time.monotonic() + self._timeout_s + ANSWER_GRACE_S
+        out: dict[K, Any] = {}
+        for key, future in futures.items():
+            try:
+                out[key] = future.result(timeout=max(0.0, deadline - time.monotonic()))
+            except FutureTimeout:
+                raise TimeoutError(
+                    f"no answer for the {what} within {self._timeout_s + ANSWER_GRACE_S:.0f} s "
+                    "(kafka.default.api.timeout.ms plus a grace)"
+                ) from None
+        return out
 
     # --- metadata -------------------------------------------------------------------------------
     def partitions(self) -> dict[str, list[int]] | None:
@@ -120,7 +143,8 @@ class KafkaClusterClient(OffsetLookup):
                 isolation_level=isolation,
                 request_timeout=self._timeout_s,
             )
-            found = {(tp.topic, tp.partition): f.result() for tp, f in futures.items()}
+            answers = self._answers(futures, f"{what} offsets")
+            found = {(tp.topic, tp.partition): r for tp, r in answers.items()}
             invalid = sorted((tp, int(r.offset)) for tp, r in found.items() if r.offset < lowest)
             if invalid:
                 raise InvalidOffsetAnswer(f"no valid {what} offset for {invalid}")
@@ -174,8 +198,8 @@ class KafkaClusterClient(OffsetLookup):
             futures = self._admin.describe_configs(
                 [ConfigResource(ResourceType.TOPIC, t) for t in topics], request_timeout=self._timeout_s
             )
-            for resource, future in futures.items():
-                entry = future.result().get("message.timestamp.type")
+            for resource, config in self._answers(futures, "topic configurations").items():
+                entry = config.get("message.timestamp.type")
                 if entry is not None and entry.value == "LogAppendTime":
                     found.add(resource.name)
         except Exception as e:  # a broker without DescribeConfigs: upper timestamp bounds stay with Spark

@@ -1,14 +1,16 @@
-"""The driver's offset lookups never hand out an offset librdkafka reported as invalid.
+"""The driver's offset lookups never hand out an offset librdkafka reported as invalid, nor wait for ever.
 
 librdkafka's ListOffsets futures can resolve to ``OFFSET_INVALID`` (-1001) without an error when a
 request got no answer: a CI run's planner took it as "the log now ends at offset -1001" during a
 network outage and failed the query with a false data loss. These tests feed such answers through
 the admin client's interface (the broker cannot be made to send them on purpose) and check that the
-lookup retries, then fails as an unanswered lookup, which the planner treats as an outage.
+lookup retries, then fails as an unanswered lookup, which the planner treats as an outage. A future
+that never resolves counts as an unanswered attempt too: the planning thread waits on none for ever.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Future
 from typing import Any
@@ -16,6 +18,7 @@ from typing import Any
 import pytest
 
 from connector_base import ConnectorError
+from connectors.kafka import cluster_client
 from connectors.kafka.cluster_client import KafkaClusterClient
 from connectors.kafka.options import KafkaSourceOptions
 
@@ -46,9 +49,29 @@ class _Admin:
         return out
 
 
-def _client(*answers: int) -> tuple[KafkaClusterClient, _Admin]:
+class _SilentAdmin:
+    """Hands out futures that never resolve (a request librdkafka never completes)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def list_offsets(self, specs: Mapping[Any, Any], **_kwargs: Any) -> dict[Any, Future[_Result]]:
+        self.calls += 1
+        return {tp: Future() for tp in specs}
+
+    def describe_configs(self, resources: list[Any], **_kwargs: Any) -> dict[Any, Future[Any]]:
+        self.calls += 1
+        return {r: Future() for r in resources}
+
+
+def _client(*answers: int, api_timeout_ms: int = 30_000) -> tuple[KafkaClusterClient, _Admin]:
     options = KafkaSourceOptions.parse(
-        {"kafka.bootstrap.servers": "127.0.0.1:1", "subscribe": "t", "fetchOffset.numRetries": "2"},
+        {
+            "kafka.bootstrap.servers": "127.0.0.1:1",
+            "subscribe": "t",
+            "fetchOffset.numRetries": "2",
+            "kafka.default.api.timeout.ms": str(api_timeout_ms),
+        },
         streaming=True,
     )
     client = KafkaClusterClient(options, retry_interval_s=0.0)
@@ -85,3 +108,18 @@ def test_an_empty_partition_has_no_max_timestamp_but_an_invalid_answer_is_retrie
     client, admin = _client(OFFSET_INVALID, 3)
     assert client.max_timestamps([("t", 0)]) == {("t", 0): 1000}
     assert admin.calls == 2
+
+
+@pytest.mark.timeout(30)
+def test_an_answer_that_never_comes_is_a_failed_attempt(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cluster_client, "ANSWER_GRACE_S", 0.1)
+    client, _ = _client(api_timeout_ms=200)
+    silent = _SilentAdmin()
+    client._admin = silent
+    started = time.monotonic()
+    with pytest.raises(ConnectorError, match="looking up latest offsets failed after 3 attempts: no answer"):
+        client.latest([("t", 0), ("t", 1)])
+    assert silent.calls == 3
+    assert time.monotonic() - started < 3 * (0.2 + 0.1) + 1.0
+    # the timestamp types of topics: not answered means CreateTime (the safe assumption)
+    assert client.log_append_time_topics(["t"]) == set()
