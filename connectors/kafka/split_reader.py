@@ -159,10 +159,20 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         try:
             low, high = self._watermarks(a.tp, retry=reported is None)
         except Exception as e:
-            if reported is None and self._partition_exists(a.tp):
-                raise ConnectorError(
-                    f"cannot look up the offsets of topic {a.tp[0]} partition {a.tp[1]}: {e}"
-                ) from e
+            if self._partition_exists(a.tp):
+                if reported is None:
+                    raise ConnectorError(
+                        f"cannot look up the offsets of topic {a.tp[0]} partition {a.tp[1]}: {e}"
+                    ) from e
+                # the consumer's error came with a lookup that failed too (a broker restarting
+                # answers both that way): no proof of loss, so the split is fetched again from
+                # where it stands; a lasting outage ends in the fetch's own time limits
+                LOG.info(
+                    "topic %s partition %d: %s, and its offsets cannot be looked up (%s); it still "
+                    "exists (or the cluster does not answer): fetching again at offset %d",
+                    a.tp[0], a.tp[1], reported, e, a.next_offset,
+                )  # fmt: skip
+                return
             low = high = None  # the partition is gone
         if (
             low is not None

@@ -9,7 +9,13 @@ from typing import Any
 
 import pytest
 
+from connector_base.spark.partition_reader import read_splits_as_arrow
+from connector_base.split_reader import SplitsAddition
 from connector_base.testing.driver_process import DriverProcess, log_entries
+from connectors.kafka.options import KafkaSourceOptions
+from connectors.kafka.record_emitter import arrow_schema
+from connectors.kafka.source import KafkaSource
+from connectors.kafka.split import KafkaPartitionSplit
 from integration_tests.connectors.kafka.conftest import require
 from integration_tests.connectors.kafka.helpers import memory_query, stream, wait_rows
 from sparkflow_testing.kafka.broker import Gap, KafkaBroker
@@ -97,3 +103,40 @@ def test_broker_restart_during_a_query_loses_nothing(
     assert sorted(bytes(r["value"]) for r in rows) == sorted(
         [f"a{i}".encode() for i in range(500)] + [f"b{i}".encode() for i in range(500)]
     )
+
+
+@pytest.mark.timeout(300)
+def test_an_error_during_a_broker_outage_is_no_proof_of_data_loss(own_kafka_broker: KafkaBroker) -> None:
+    """A consumer error (unknown partition, offset out of range) that comes while the broker is down
+    finds the offset lookup failing too: that is no proof the records are gone, so the split
+    reader keeps its position (it once took the failed lookup for a deleted partition and, with
+    ``failOnDataLoss=false``, skipped to the end of the split) and reads every record once the
+    broker is back."""
+    require(own_kafka_broker, Gap.RESTART)
+    broker = own_kafka_broker
+    topic = broker.create_topic(1)
+    broker.produce(topic, [f"v{i}".encode() for i in range(100)])
+    opts = KafkaSourceOptions.parse(
+        {
+            "kafka.bootstrap.servers": broker.bootstrap,
+            "subscribe": topic,
+            "failOnDataLoss": "false",
+            "kafka.default.api.timeout.ms": "3000",
+        },
+        True,
+    )
+    make_reader, _emitter = KafkaSource(opts).reader_parts()
+    reader = make_reader()
+    split = KafkaPartitionSplit(topic, 0, 0, 100)
+    try:
+        reader.handle_splits_changes(SplitsAddition([split]))
+        assigned = reader._splits[split.split_id]
+        broker.kill()
+        reader._check_available(assigned, reported="Broker: Unknown topic or partition")
+        assert assigned.next_offset == 0, "a failed lookup during an outage was taken for lost records"
+    finally:
+        reader.close()
+        broker.restart()
+    batches = read_splits_as_arrow(KafkaSource(opts), [split], arrow_schema(False), batch_rows=1000)
+    rows = [r for b in batches for r in b.to_pylist()]
+    assert [bytes(r["value"]) for r in rows] == [f"v{i}".encode() for i in range(100)]
