@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from connectors.formats.avro_types import AvroSchemaError, avro_arrow_type, union_branches
@@ -281,6 +282,25 @@ class AvroDecoder:
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError, KeyError):
             self._native[writer_schema] = None  # a type arrow-avro gives differently: fastavro
             return None
+
+    def native_good_rows(self, payloads: pa.Array, decoded: list[Any], writer_schema: str) -> pa.Array | None:
+        """The group's records fastavro read (``decoded``: their values, ``None`` where a record was
+        refused) decoded again natively, null where refused; ``None`` if nothing native takes them.
+
+        fastavro returns a value of a union that holds a string and an enum (or bytes and a fixed,
+        an int and a long beside other branches) without its branch, so its member would be
+        guessed; the native decoders read the branch index, so a group with a malformed record
+        gives its good records the members every other group gives them.
+        """
+        good = np.fromiter((d is not None for d in decoded), dtype=bool, count=len(decoded))
+        if self._native_class is None or not good.any():
+            return None
+        arr = self.decode_arrow(payloads.filter(pa.array(good)), writer_schema)
+        if arr is None:
+            return None
+        where = np.cumsum(good) - 1
+        where[~good] = len(arr)  # the null appended below
+        return pa.concat_arrays([arr, pa.nulls(1, arr.type)]).take(pa.array(where))
 
     def _writer(self, writer_schema: str) -> tuple[Any, bool]:
         """The parsed writer schema and whether it equals the reader schema."""

@@ -212,7 +212,12 @@ class _PayloadDecoder:
                         )
                     continue
                 self._record_errors(schema_id, rows, decoded, errors)
-                arr = self._group_array(decoded, rows, errors)
+                redone = (
+                    self.codec.native_good_rows(group, decoded, writer)
+                    if isinstance(self.codec, AvroDecoder)
+                    else None
+                )
+                arr = redone if redone is not None else self._group_array(decoded, rows, errors)
             if whole and not errors:
                 return arr, errors
             where[rows] = np.arange(done, done + len(rows))
