@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from connectors.formats.avro_types import AvroSchemaError, avro_arrow_type, union_branches
 from connectors.formats.avro_unions import spark_unions
@@ -249,8 +250,9 @@ class AvroDecoder:
                 self._native[writer_schema] = None
         return self._native[writer_schema]
 
-    def decode_arrow(self, payloads: pa.Array, writer_schema: str) -> pa.Array | None:
-        """The group's payloads (a binary array without nulls) decoded natively, or ``None``.
+    def decode_arrow(self, payloads: pa.Array, writer_schema: str, skip: int = 0) -> pa.Array | None:
+        """The group's payloads (a binary array without nulls), each after its first ``skip`` bytes
+        (a header the caller has read), decoded natively, or ``None``.
 
         ``None``: the native decoder is absent or refused the group (the caller uses
         ``decode_group``, which isolates bad records). The result is in ``arrow_type``.
@@ -262,12 +264,14 @@ class AvroDecoder:
             return None
         from sparkflow_kafka_native import AvroBatchError
 
-        datums = pa.RecordBatch.from_arrays([payloads], names=["datum"])
         if native is self._direct:
-            try:
-                return native.decode(datums)  # already in arrow_type
+            try:  # already in arrow_type
+                return native.decode(pa.RecordBatch.from_arrays([payloads], names=["datum"]), skip)
             except AvroBatchError:
                 return None
+        if skip:
+            payloads = pc.binary_slice(payloads, skip, 2**31 - 1)  # an explicit stop: see record_decoder
+        datums = pa.RecordBatch.from_arrays([payloads], names=["datum"])
         try:
             batches = native.decode(datums)
         except AvroBatchError:

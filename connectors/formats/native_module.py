@@ -12,9 +12,10 @@ from typing import Any
 __all__ = ["compiled_class"]
 
 
-def compiled_class(name: str, switch: str) -> Any:
-    """The module's class ``name``, or ``None`` (module absent or too old, or ``$switch=python``)."""
-    if os.environ.get(switch, "").lower() == "python":
+def compiled_class(name: str, switch: str | None) -> Any:
+    """The module's class (or function) ``name``, or ``None`` (module absent or too old, or
+    ``$switch=python``)."""
+    if switch is not None and os.environ.get(switch, "").lower() == "python":
         return None
     try:
         import sparkflow_kafka_native  # type: ignore[import-not-found]

@@ -28,6 +28,7 @@ from connectors.formats.format_options import (
     RecordFormatOptions,
 )
 from connectors.formats.json_decoder import JsonDecoder
+from connectors.formats.native_module import compiled_class
 from connectors.formats.protobuf_decoder import MessageMismatchError, ProtobufDecoder
 from connectors.formats.reader_schemas import ReaderSchema
 from connectors.formats.registry_client import RegistryClient, SchemaNotFoundError
@@ -38,11 +39,17 @@ MAGIC = 0
 HEADER_BYTES = 5
 
 
-def confluent_header(column: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(valid, well_formed, schema_ids)`` of a binary column: non-null, magic 0 and >= 5 bytes, ids."""
+def confluent_header(column: pa.Array, native: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(valid, well_formed, schema_ids)`` of a binary column: non-null, magic 0 and >= 5 bytes, ids
+    (-1 where not well formed); in one native pass where the compiled module is installed (unless
+    ``native`` is false), else with numpy."""
     arr = column.cast(pa.binary()) if column.type != pa.binary() else column
     n = len(arr)
     valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    scan = compiled_class("confluent_schema_ids", None) if native else None
+    if scan is not None:
+        ids = scan(pa.RecordBatch.from_arrays([arr], names=["payload"])).to_numpy()
+        return valid, ids >= 0, ids
     bufs = arr.buffers()
     offsets = (
         np.frombuffer(bufs[1], dtype=np.int32)[arr.offset : arr.offset + n + 1]
@@ -128,11 +135,12 @@ class _PayloadDecoder:
             return self._decode_groups(column, locate)
         return self._decode_values(column, locate)
 
-    def _groups(self, column: pa.Array, errors: dict[int, str]) -> tuple[dict[int, np.ndarray], pa.Array]:
-        """Row indexes by writer schema id (-1: the inline schema) and the header-less payloads."""
+    def _groups(self, column: pa.Array, errors: dict[int, str]) -> tuple[dict[int, np.ndarray], int]:
+        """Row indexes by writer schema id (-1: the inline schema) and the header's length (each
+        payload follows it: ``_strip``)."""
         if not self.payload.kind.uses_registry:
             valid = np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-            return {-1: np.flatnonzero(valid)}, column
+            return {-1: np.flatnonzero(valid)}, 0
         valid, well_formed, ids = confluent_header(column)
         for i in np.flatnonzero(valid & ~well_formed):
             v = column[int(i)].as_py()
@@ -142,9 +150,7 @@ class _PayloadDecoder:
             )
         rows = np.flatnonzero(well_formed)
         present = ids[rows]
-        groups = {int(k): rows[present == k] for k in np.unique(present)}
-        # an explicit stop: pyarrow 26's binary_slice without one fails on values longer than a few bytes
-        return groups, pc.binary_slice(column, HEADER_BYTES, 2**31 - 1)
+        return {int(k): rows[present == k] for k in np.unique(present)}, HEADER_BYTES
 
     def _writer_for_group(
         self, schema_id: int, rows: np.ndarray, locate: Callable[[int], str], errors: dict[int, str]
@@ -187,7 +193,7 @@ class _PayloadDecoder:
         assert isinstance(self.codec, AvroDecoder | ProtobufDecoder | JsonDecoder)
         n = len(column)
         errors: dict[int, str] = {}
-        groups, bodies = self._groups(column, errors)
+        groups, skip = self._groups(column, errors)
         pieces: list[pa.Array] = []
         where = np.full(n, -1, dtype=np.int64)  # row -> index in the concatenated pieces
         done = 0
@@ -196,12 +202,16 @@ class _PayloadDecoder:
             if writer is None:
                 continue
             whole = len(rows) == n
-            group = bodies if whole else bodies.take(pa.array(rows))
-            if isinstance(self.codec, ProtobufDecoder):
+            framed = column if whole else column.take(pa.array(rows))
+            group = None if isinstance(self.codec, AvroDecoder) else _strip(framed, skip)
+            if isinstance(self.codec, AvroDecoder):  # its direct decoder skips the headers itself
+                arr = self.codec.decode_arrow(framed, writer, skip)
+            elif isinstance(self.codec, ProtobufDecoder):
                 arr = self.codec.decode_arrow(group, writer, self._writer_references.get(schema_id, ()))
             else:
                 arr = self.codec.decode_arrow(group, writer)
             if arr is None:  # refused by the native decoder: the pure one, record by record
+                group = _strip(framed, skip) if group is None else group
                 try:
                     decoded = self._decode_group(group.to_pylist(), writer, schema_id)
                 except Exception as exc:  # noqa: BLE001 - a writer schema the reader cannot resolve
@@ -235,8 +245,8 @@ class _PayloadDecoder:
         n = len(column)
         values: list[Any] = [None] * n
         errors: dict[int, str] = {}
-        groups, bodies = self._groups(column, errors)
-        raw = bodies.to_pylist()
+        groups, skip = self._groups(column, errors)
+        raw = _strip(column, skip).to_pylist()
         for schema_id, rows in groups.items():
             writer = self._writer_for_group(schema_id, rows, locate, errors)
             if writer is None:
@@ -356,6 +366,12 @@ class RecordDecoder:
             keep[list(errors)] = False
             return out.filter(pa.array(keep)), keep
         return out, None
+
+
+def _strip(payloads: pa.Array, skip: int) -> pa.Array:
+    """``payloads`` without their first ``skip`` bytes (a header)."""
+    # an explicit stop: pyarrow 26's binary_slice without one fails on values longer than a few bytes
+    return pc.binary_slice(payloads, skip, 2**31 - 1) if skip else payloads
 
 
 def _null_rows(arr: pa.Array, errors: dict[int, str]) -> pa.Array:

@@ -375,7 +375,11 @@ impl Names {
             }
         }
         if cols.is_empty() {
-            return Ok(Col::Null(0));
+            // only null branches: the branch index is still in the datum
+            return Ok(Col::Nullable {
+                branches: Arc::new(map),
+                inner: Box::new(Col::Null(0)),
+            });
         }
         if cols.len() == 1 {
             return Ok(Col::Nullable {
@@ -1143,6 +1147,7 @@ fn decode_rows<'a>(
     col: &mut Col,
     datums: impl Iterator<Item = &'a [u8]>,
     rows: usize,
+    skip: usize,
 ) -> Result<ArrayRef, (i64, String)> {
     if let Col::Record { fields, .. } = col {
         for f in fields.iter_mut() {
@@ -1150,6 +1155,9 @@ fn decode_rows<'a>(
         }
     }
     for (row, datum) in datums.enumerate() {
+        let Some(datum) = datum.get(skip..) else {
+            return Err((row as i64, format!("shorter than its {skip}-byte header")));
+        };
         let mut cursor = Cursor { buf: datum, pos: 0 };
         col.read(&mut cursor)
             .map_err(|Bad(m)| (row as i64, m.to_string()))?;
@@ -1222,12 +1230,14 @@ impl AvroDirectDecoder {
         self.template.data_type().to_pyarrow(py)
     }
 
-    /// The datums of column 0 of `batch` (binary or large_binary, no nulls) decoded into one
-    /// pyarrow struct array. Raises AvroBatchError `(row, message)` for the first datum refused.
+    /// The datums of column 0 of `batch` (binary or large_binary, no nulls), each after its first
+    /// `skip` bytes (a header the caller has read), decoded into one pyarrow struct array. Raises AvroBatchError `(row, message)` for the first datum refused.
+    #[pyo3(signature = (batch, skip=0))]
     fn decode<'py>(
         &mut self,
         py: Python<'py>,
         batch: &Bound<'py, PyAny>,
+        skip: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
         let column = datums(batch)?;
         let mut col = self.columns.take().unwrap_or_else(|| self.template.clone());
@@ -1236,11 +1246,11 @@ impl AvroDirectDecoder {
             let result = match column.data_type() {
                 DataType::Binary => {
                     let a = column.as_any().downcast_ref::<BinaryArray>().unwrap();
-                    decode_rows(&mut col, a.iter().map(|v| v.unwrap_or(&[])), rows)
+                    decode_rows(&mut col, a.iter().map(|v| v.unwrap_or(&[])), rows, skip)
                 }
                 DataType::LargeBinary => {
                     let a = column.as_any().downcast_ref::<LargeBinaryArray>().unwrap();
-                    decode_rows(&mut col, a.iter().map(|v| v.unwrap_or(&[])), rows)
+                    decode_rows(&mut col, a.iter().map(|v| v.unwrap_or(&[])), rows, skip)
                 }
                 other => Err((-1, format!("expected binary datums, got {other}"))),
             };

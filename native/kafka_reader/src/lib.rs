@@ -31,6 +31,7 @@ use rdkafka_sys::bindings as rd;
 mod avro_decode;
 mod avro_direct;
 mod columns;
+mod confluent_header;
 mod conf;
 mod producer;
 mod protobuf_decode;
@@ -621,6 +622,7 @@ fn sparkflow_kafka_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NativeKafkaError", m.py().get_type::<NativeKafkaError>())?;
     avro_decode::register(m)?;
     avro_direct::register(m)?;
+    confluent_header::register(m)?;
     protobuf_decode::register(m)?;
     Ok(())
 }

@@ -238,3 +238,24 @@ def test_a_group_with_a_malformed_record_gives_its_good_records_the_native_membe
         assert unions == [{"member0": None, "member1": "A"}, None, {"member0": "x", "member1": None}]
         reasons = out.column("_corrupt_record").to_pylist()
         assert [r is not None for r in reasons] == [False, True, False]
+
+
+def test_null_fields_and_unions_of_null_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``null`` field takes no bytes; a union of ``null`` alone still writes its branch index."""
+    schema = {
+        "type": "record",
+        "name": "Nulls",
+        "fields": [
+            {"name": "n", "type": "null"},
+            {"name": "only_null", "type": ["null"]},
+            {"name": "i", "type": "int"},
+        ],
+    }
+    data = payloads(schema, [{"n": None, "only_null": None, "i": k} for k in range(3)])
+    direct = _decode(schema, data, monkeypatch, "native")
+    reference = AvroDecoder(json.dumps(schema))
+    python = reference.to_arrow(reference.decode_group(data, json.dumps(schema)))
+    assert direct.type == python.type
+    assert (
+        direct.to_pylist() == python.to_pylist() == [{"n": None, "only_null": None, "i": k} for k in range(3)]
+    )

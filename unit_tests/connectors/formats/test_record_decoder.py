@@ -52,16 +52,19 @@ def _locate(i: int) -> str:
     return f"offset {i}"
 
 
-def test_confluent_header_reads_ids_and_flags_bad_records() -> None:
+@pytest.mark.parametrize("native", [True, False], ids=["native-if-installed", "numpy"])
+def test_confluent_header_reads_ids_and_flags_bad_records(native: bool) -> None:
     col = pa.array(
         [b"\x00\x00\x00\x01\x02abc", None, b"\x01\x00\x00\x00\x01x", b"\x00\x00", b"\x00\xff\xff\xff\xffz"]
     )
-    valid, ok, ids = confluent_header(col)
+    valid, ok, ids = confluent_header(col, native)
     assert valid.tolist() == [True, False, True, True, True]
     assert ok.tolist() == [True, False, False, False, True]
     assert ids.tolist() == [258, -1, -1, -1, 2**32 - 1]
-    valid, ok, ids = confluent_header(col.slice(2))  # offsets of a sliced array
-    assert ok.tolist() == [False, False, True] and ids.tolist()[-1] == 2**32 - 1
+    valid, ok, ids = confluent_header(col.slice(2), native)  # offsets of a sliced array
+    assert valid.tolist() == [True, True, True]
+    assert ok.tolist() == [False, False, True] and ids.tolist() == [-1, -1, 2**32 - 1]
+    assert confluent_header(pa.array([], pa.binary()), native)[2].tolist() == []
 
 
 def test_columns_layout_and_null_values() -> None:
