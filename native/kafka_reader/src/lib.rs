@@ -30,6 +30,7 @@ use rdkafka_sys::bindings as rd;
 
 mod avro_decode;
 mod conf;
+mod json_decode;
 mod producer;
 mod protobuf_decode;
 
@@ -619,5 +620,6 @@ fn sparkflow_kafka_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NativeKafkaError", m.py().get_type::<NativeKafkaError>())?;
     avro_decode::register(m)?;
     protobuf_decode::register(m)?;
+    json_decode::register(m)?;
     Ok(())
 }
