@@ -470,6 +470,6 @@ class JsonDecoder:
         for i, v in enumerate(values):
             try:
                 pa.array([v], self.arrow_type)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as exc:
-                bad[i] = f"{type(exc).__name__}: {str(exc)[:200]}"
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError, UnicodeEncodeError) as exc:
+                bad[i] = f"{type(exc).__name__}: {str(exc)[:200]}"  # a lone surrogate ``json`` read: no UTF-8
         return bad

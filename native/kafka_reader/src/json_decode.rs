@@ -8,22 +8,23 @@
 //! otherwise (`JsonBatchError(row, message)`, the first refused record), so that the Python decoder
 //! decodes it and isolates the malformed records for the parse mode.
 //!
-//! Parsing is `serde_json`'s into its `Value` (features `float_roundtrip`: correctly rounded
-//! doubles as orjson reads them; `preserve_order`: objects in document order, the order a Python
-//! dict keeps, with a repeated key's last value at its first place). Validation is the `jsonschema`
-//! crate's, the release the Python `jsonschema-rs` wheel wraps, on those same values. The values are
-//! then appended straight into Arrow buffers of the exact type the Python side asks for
+//! Parsing is `serde_json`'s lexer into a flat tape reused from record to record (`json_tape.rs`:
+//! no allocation per object, key or string; doubles correctly rounded, as orjson reads them; objects
+//! in document order). Validation is the `jsonschema` crate's, the release the Python `jsonschema-rs`
+//! wheel wraps, run on that same tape through the crate's instance-representation trait. The values
+//! are then appended straight into Arrow buffers of the exact type the Python side asks for
 //! (`json_schema_arrow_type`). `arrow-json` was weighed and not taken: it parses into its own tape,
-//! so validation would need a second parse into `Value`; it cannot write a non-string value as its
-//! JSON text (the reader type's "anything else is a string" rule) the way Python's `json.dumps` does;
-//! and its conversions of values of another type differ from pyarrow's.
+//! so validation would need a second parse; it cannot write a non-string value as its JSON text (the
+//! reader type's "anything else is a string" rule) the way Python's `json.dumps` does; and its
+//! conversions of values of another type differ from pyarrow's. `serde_json::Value` was the first
+//! version: correct, but its allocations and hashed object keys took most of a record's time.
 //!
 //! Refused (the Python decoder decides): a payload serde_json does not parse (what orjson refuses
 //! and `json` reads: NaN, Infinity, a number beyond a double, lone surrogates, a BOM; and nesting
-//! deeper than 128); -0.0 in a double column or a JSON text (serde_json reads `-0` so, orjson as
-//! the integer 0); a record jsonschema refuses
-//! (the Python decoder asks jsonschema-rs, then `jsonschema`, which has the last word and names the
-//! failing pointer and keyword); a value whose type does not fit its position (pyarrow or the
+//! deeper than 128); an object with a key written twice (Python keeps its first place and last
+//! value); -0.0 in a double column or a JSON text (serde_json reads `-0` so, orjson as the integer
+//! 0); a record jsonschema refuses (the Python decoder asks jsonschema-rs, then `jsonschema`, which
+//! has the last word and names the failing pointer and keyword); a value whose type does not fit its position (pyarrow or the
 //! Python decoder refuse those, or change them: an object for a list, a fraction for an integer,
 //! `true` for a double, an integer beyond 2^53 for a double, beyond i64 for an integer). Writer
 //! schemas refused at construction (`ValueError`): those jsonschema cannot compile offline, and
@@ -50,7 +51,9 @@ use arrow_schema::{DataType, FieldRef, Fields};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
-use serde_json::{Map, Number, Value};
+use serde_json::Value;
+
+use crate::json_tape::{Doc, Num, Ref, Tape, TapeJson};
 
 create_exception!(
     sparkflow_kafka_native,
@@ -106,7 +109,11 @@ fn py_string(s: &str, out: &mut Vec<u8>) {
 /// for decimal exponents -4 <= e < 16, else `d.ddde+XX`.
 fn py_float(f: f64, out: &mut Vec<u8>) {
     if f == 0.0 {
-        out.extend_from_slice(if f.is_sign_negative() { b"-0.0" } else { b"0.0" });
+        out.extend_from_slice(if f.is_sign_negative() {
+            b"-0.0"
+        } else {
+            b"0.0"
+        });
         return;
     }
     let sci = format!("{f:e}"); // shortest round-trip digits: "-1.25e-7"
@@ -143,32 +150,31 @@ fn py_float(f: f64, out: &mut Vec<u8>) {
     }
 }
 
-fn py_number(n: &Number, out: &mut Vec<u8>) -> R<()> {
-    if let Some(u) = n.as_u64() {
-        let _ = write!(out, "{u}");
-    } else if let Some(i) = n.as_i64() {
-        let _ = write!(out, "{i}");
-    } else {
-        let f = n.as_f64().expect("a number is u64, i64 or f64");
-        if f == 0.0 && f.is_sign_negative() {
-            return Err(NEGATIVE_ZERO.into());
+fn py_number(n: Num, out: &mut Vec<u8>) -> R<()> {
+    match n {
+        Num::U(u) => {
+            let _ = write!(out, "{u}");
         }
-        py_float(f, out);
+        Num::I(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Num::F(f) if f == 0.0 && f.is_sign_negative() => return Err(NEGATIVE_ZERO.into()),
+        Num::F(f) => py_float(f, out),
     }
     Ok(())
 }
 
 /// A value's JSON text as `json.dumps(value)` writes it.
-fn py_json(v: &Value, out: &mut Vec<u8>) -> R<()> {
-    match v {
-        Value::Null => out.extend_from_slice(b"null"),
-        Value::Bool(true) => out.extend_from_slice(b"true"),
-        Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(n) => py_number(n, out)?,
-        Value::String(s) => py_string(s, out),
-        Value::Array(items) => {
+fn py_json(v: Ref<'_>, out: &mut Vec<u8>) -> R<()> {
+    match v.tape() {
+        Tape::Null => out.extend_from_slice(b"null"),
+        Tape::Bool(true) => out.extend_from_slice(b"true"),
+        Tape::Bool(false) => out.extend_from_slice(b"false"),
+        Tape::Num(n) => py_number(n, out)?,
+        Tape::Str(..) => py_string(v.str().unwrap(), out),
+        Tape::Arr { .. } => {
             out.push(b'[');
-            for (k, item) in items.iter().enumerate() {
+            for (k, item) in v.items().enumerate() {
                 if k > 0 {
                     out.extend_from_slice(b", ");
                 }
@@ -176,9 +182,9 @@ fn py_json(v: &Value, out: &mut Vec<u8>) -> R<()> {
             }
             out.push(b']');
         }
-        Value::Object(map) => {
+        Tape::Obj { .. } => {
             out.push(b'{');
-            for (k, (key, item)) in map.iter().enumerate() {
+            for (k, (key, item)) in v.members().enumerate() {
                 if k > 0 {
                     out.extend_from_slice(b", ");
                 }
@@ -194,14 +200,14 @@ fn py_json(v: &Value, out: &mut Vec<u8>) -> R<()> {
 
 // ---- Arrow columns built from values ----
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+fn kind(v: Ref<'_>) -> &'static str {
+    match v.tape() {
+        Tape::Null => "null",
+        Tape::Bool(_) => "a boolean",
+        Tape::Num(_) => "a number",
+        Tape::Str(..) => "a string",
+        Tape::Arr { .. } => "an array",
+        Tape::Obj { .. } => "an object",
     }
 }
 
@@ -272,6 +278,8 @@ enum Col {
         fields: Fields,
         nulls: NullBufferBuilder,
         children: Vec<Col>,
+        seen: Vec<u64>, // per field: the last record (stamp) that had it
+        stamp: u64,
     },
 }
 
@@ -311,8 +319,14 @@ impl Col {
                     .iter()
                     .map(|f| Col::new(f.data_type()))
                     .collect::<R<_>>()?,
+                seen: vec![0; fields.len()],
+                stamp: 0,
             },
-            other => return Err(format!("the Arrow type {other} is not one of JSON Schema's")),
+            other => {
+                return Err(format!(
+                    "the Arrow type {other} is not one of JSON Schema's"
+                ))
+            }
         })
     }
 
@@ -347,16 +361,17 @@ impl Col {
     }
 
     /// Appends `v`, or says why the Python decoder must decide it.
-    fn push(&mut self, v: &Value) -> R<()> {
-        if v.is_null() {
+    fn push(&mut self, v: Ref<'_>) -> R<()> {
+        let tape = v.tape();
+        if let Tape::Null = tape {
             self.push_null();
             return Ok(());
         }
         match self {
-            Col::Str(s) => match v {
-                Value::String(text) => s.push_str(text)?,
-                other => {
-                    py_json(other, &mut s.data)?;
+            Col::Str(s) => match v.str() {
+                Some(text) => s.push_str(text)?,
+                None => {
+                    py_json(v, &mut s.data)?;
                     s.close()?;
                 }
             },
@@ -368,28 +383,28 @@ impl Col {
                 values.push(double(v)?);
                 nulls.append_non_null();
             }
-            Col::Bool(values, nulls) => match v {
-                Value::Bool(b) => {
-                    values.append(*b);
+            Col::Bool(values, nulls) => match tape {
+                Tape::Bool(b) => {
+                    values.append(b);
                     nulls.append_non_null();
                 }
-                other => return Err(format!("{} for a boolean", kind(other))),
+                _ => return Err(format!("{} for a boolean", kind(v))),
             },
             Col::List {
                 offsets,
                 nulls,
                 child,
                 ..
-            } => match v {
-                Value::Array(items) => {
-                    for item in items {
+            } => match tape {
+                Tape::Arr { len, .. } => {
+                    for item in v.items() {
                         child.push(item)?;
                     }
-                    let end = offsets.last().unwrap() + offset(items.len())?;
+                    let end = offsets.last().unwrap() + offset(len as usize)?;
                     offsets.push(end);
                     nulls.append_non_null();
                 }
-                other => return Err(format!("{} for an array", kind(other))),
+                _ => return Err(format!("{} for an array", kind(v))),
             },
             Col::Map {
                 offsets,
@@ -397,28 +412,48 @@ impl Col {
                 keys,
                 values,
                 ..
-            } => match v {
-                Value::Object(map) => {
-                    for (key, item) in map {
+            } => match tape {
+                Tape::Obj { len, .. } => {
+                    for (key, item) in v.members() {
                         keys.push_str(key)?;
                         values.push(item)?;
                     }
-                    let end = offsets.last().unwrap() + offset(map.len())?;
+                    let end = offsets.last().unwrap() + offset(len as usize)?;
                     offsets.push(end);
                     nulls.append_non_null();
                 }
-                other => return Err(format!("{} for a map", kind(other))),
+                _ => return Err(format!("{} for a map", kind(v))),
             },
             Col::Struct {
                 fields,
                 nulls,
                 children,
-            } => match v {
-                Value::Object(map) => {
-                    push_struct(fields, children, map)?;
+                seen,
+                stamp,
+            } => match tape {
+                Tape::Obj { .. } => {
+                    *stamp += 1;
+                    for (k, (key, item)) in v.members().enumerate() {
+                        // records mostly list their properties in the schema's order
+                        let found = match fields.get(k) {
+                            Some(f) if f.name() == key => Some(k),
+                            _ => fields.iter().position(|f| f.name() == key),
+                        };
+                        if let Some(f) = found {
+                            children[f]
+                                .push(item)
+                                .map_err(|e| format!("property {key:?}: {e}"))?;
+                            seen[f] = *stamp;
+                        }
+                    }
+                    for (f, child) in children.iter_mut().enumerate() {
+                        if seen[f] != *stamp {
+                            child.push_null();
+                        }
+                    }
                     nulls.append_non_null();
                 }
-                other => return Err(format!("{} for an object", kind(other))),
+                _ => return Err(format!("{} for an object", kind(v))),
             },
         }
         Ok(())
@@ -476,6 +511,7 @@ impl Col {
                 fields,
                 mut nulls,
                 children,
+                ..
             } => {
                 let arrays = children
                     .into_iter()
@@ -490,54 +526,35 @@ impl Col {
     }
 }
 
-fn push_struct(fields: &Fields, children: &mut [Col], map: &Map<String, Value>) -> R<()> {
-    for (field, child) in fields.iter().zip(children.iter_mut()) {
-        match map.get(field.name()) {
-            Some(v) => child
-                .push(v)
-                .map_err(|e| format!("property {:?}: {e}", field.name()))?,
-            None => child.push_null(),
-        }
-    }
-    Ok(())
-}
-
 /// A JSON number for an integer column, as pyarrow takes it: an integer within i64, or a double
 /// with no fraction within i64 (the Python decoder refuses fractions; pyarrow, the rest).
-fn integer(v: &Value) -> R<i64> {
-    let Value::Number(n) = v else {
-        return Err(format!("{} for an integer", kind(v)));
-    };
-    if let Some(i) = n.as_i64() {
-        return Ok(i);
+fn integer(v: Ref<'_>) -> R<i64> {
+    match v.tape() {
+        Tape::Num(Num::I(i)) => Ok(i),
+        Tape::Num(Num::U(u)) => {
+            i64::try_from(u).map_err(|_| format!("{u} (beyond 64-bit signed) for an integer"))
+        }
+        Tape::Num(Num::F(f))
+            if f.fract() == 0.0
+                && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) =>
+        {
+            Ok(f as i64)
+        }
+        Tape::Num(Num::F(f)) => Err(format!("{f} for an integer")),
+        _ => Err(format!("{} for an integer", kind(v))),
     }
-    if n.is_u64() {
-        return Err("an integer beyond 64-bit signed for an integer".into());
-    }
-    let f = n.as_f64().expect("a number is u64, i64 or f64");
-    if f.fract() == 0.0 && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {
-        return Ok(f as i64);
-    }
-    Err(format!("{f} for an integer"))
 }
 
 /// A JSON number for a double column: a double, or an integer within +-2^53 (pyarrow refuses
 /// the others; the Python decoder refuses a boolean, which pyarrow would read as 1.0).
-fn double(v: &Value) -> R<f64> {
-    let Value::Number(n) = v else {
-        return Err(format!("{} for a number", kind(v)));
-    };
-    if n.is_f64() {
-        let f = n.as_f64().unwrap();
-        if f == 0.0 && f.is_sign_negative() {
-            return Err(NEGATIVE_ZERO.into());
-        }
-        return Ok(f);
-    }
-    match (n.as_i64(), n.as_u64()) {
-        (Some(i), _) if i.unsigned_abs() <= EXACT_DOUBLE => Ok(i as f64),
-        (_, Some(u)) if u <= EXACT_DOUBLE => Ok(u as f64),
-        _ => Err(format!("the integer {n} for a double (not exactly a double)")),
+fn double(v: Ref<'_>) -> R<f64> {
+    match v.tape() {
+        Tape::Num(Num::F(f)) if f == 0.0 && f.is_sign_negative() => Err(NEGATIVE_ZERO.into()),
+        Tape::Num(Num::F(f)) => Ok(f),
+        Tape::Num(Num::I(i)) if i.unsigned_abs() <= EXACT_DOUBLE => Ok(i as f64),
+        Tape::Num(Num::U(u)) if u <= EXACT_DOUBLE => Ok(u as f64),
+        Tape::Num(_) => Err("an integer beyond 2^53 for a double (not exactly a double)".into()),
+        _ => Err(format!("{} for a number", kind(v))),
     }
 }
 
@@ -550,7 +567,7 @@ fn schema_out_of_scope(v: &Value) -> Option<String> {
             (n.is_f64() && f.abs() >= EXACT_DOUBLE as f64
                 || n.as_u64().is_some_and(|u| u >= EXACT_DOUBLE)
                 || n.as_i64().is_some_and(|i| i.unsigned_abs() >= EXACT_DOUBLE))
-                .then(|| format!("the number {n} (2^53 or beyond)"))
+            .then(|| format!("the number {n} (2^53 or beyond)"))
         }
         Value::String(s) if s == "idn-hostname" || s == "idn-email" => {
             Some(format!("the {s} format"))
@@ -568,19 +585,20 @@ fn schema_out_of_scope(v: &Value) -> Option<String> {
 
 fn decode_rows<'a>(
     arrow_type: &DataType,
-    validator: Option<&jsonschema::Validator>,
+    validator: Option<&jsonschema::Validator<TapeJson>>,
     rows: impl Iterator<Item = &'a [u8]>,
 ) -> Result<ArrayRef, (i64, String)> {
     let mut col = Col::new(arrow_type).map_err(|e| (-1, e))?;
+    let mut doc = Doc::default();
     for (row, payload) in rows.enumerate() {
         let refuse = |e: String| (row as i64, e);
-        let value: Value = serde_json::from_slice(payload).map_err(|e| refuse(e.to_string()))?;
+        doc.parse(payload).map_err(refuse)?;
         if let Some(v) = validator {
-            if !v.is_valid(&value) {
+            if !v.is_valid(doc.root()) {
                 return Err(refuse("does not validate against the writer schema".into()));
             }
         }
-        col.push(&value).map_err(refuse)?;
+        col.push(doc.root()).map_err(refuse)?;
     }
     col.finish().map_err(|e| (-1, e))
 }
@@ -589,7 +607,7 @@ fn decode_rows<'a>(
 #[pyclass(module = "sparkflow_kafka_native")]
 pub struct JsonBatchDecoder {
     arrow_type: DataType,
-    validator: Option<jsonschema::Validator>,
+    validator: Option<jsonschema::Validator<TapeJson>>,
 }
 
 #[pymethods]
@@ -613,9 +631,15 @@ impl JsonBatchDecoder {
                         "the writer schema has {why}: validated in Python"
                     )));
                 }
-                Some(jsonschema::validator_for(&schema).map_err(|e| {
-                    PyValueError::new_err(format!("jsonschema refuses the writer schema: {e}"))
-                })?)
+                Some(
+                    jsonschema::options_for::<TapeJson>()
+                        .build(&schema)
+                        .map_err(|e| {
+                            PyValueError::new_err(format!(
+                                "jsonschema refuses the writer schema: {e}"
+                            ))
+                        })?,
+                )
             }
         };
         Ok(Self {
@@ -675,8 +699,10 @@ mod tests {
     }
 
     fn dumps(text: &str) -> String {
+        let mut doc = Doc::default();
+        doc.parse(text.as_bytes()).unwrap();
         let mut out = Vec::new();
-        py_json(&serde_json::from_str(text).unwrap(), &mut out).unwrap();
+        py_json(doc.root(), &mut out).unwrap();
         String::from_utf8(out).unwrap()
     }
 
@@ -704,27 +730,46 @@ mod tests {
 
     #[test]
     fn json_text_as_json_dumps() {
-        assert_eq!(dumps(r#"{"b": [1, 2.5, null, true], "a": {}}"#), r#"{"b": [1, 2.5, null, true], "a": {}}"#);
-        assert_eq!(dumps(r#""\u00e9\ud83d\ude00\u0000\u007f\"\\/\n""#), r#""\u00e9\ud83d\ude00\u0000\u007f\"\\/\n""#);
-        assert_eq!(dumps("[18446744073709551615, -9223372036854775808, []]"), "[18446744073709551615, -9223372036854775808, []]");
+        assert_eq!(
+            dumps(r#"{"b": [1, 2.5, null, true], "a": {}}"#),
+            r#"{"b": [1, 2.5, null, true], "a": {}}"#
+        );
+        assert_eq!(
+            dumps(r#""\u00e9\ud83d\ude00\u0000\u007f\"\\/\n""#),
+            r#""\u00e9\ud83d\ude00\u0000\u007f\"\\/\n""#
+        );
+        assert_eq!(
+            dumps("[18446744073709551615, -9223372036854775808, []]"),
+            "[18446744073709551615, -9223372036854775808, []]"
+        );
     }
 
     #[test]
     fn numbers_for_columns() {
-        let v = |t: &str| serde_json::from_str::<Value>(t).unwrap();
-        assert_eq!(integer(&v("3.0")).unwrap(), 3);
-        assert_eq!(integer(&v("-9223372036854775808.0")).unwrap(), i64::MIN);
-        assert!(integer(&v("9223372036854775808.0")).is_err());
-        assert!(integer(&v("9223372036854775808")).is_err());
-        assert!(integer(&v("1.5")).is_err());
-        assert!(integer(&v("true")).is_err());
-        assert_eq!(double(&v("9007199254740992")).unwrap(), 9007199254740992.0);
-        assert!(double(&v("9007199254740993")).is_err());
-        assert!(double(&v("-9007199254740993")).is_err());
-        assert!(double(&v("true")).is_err());
-        assert!(double(&v("-0")).is_err() && double(&v("-0.0")).is_err());
-        assert_eq!(double(&v("0.0")).unwrap(), 0.0);
-        assert_eq!(integer(&v("-0")).unwrap(), 0);
+        let int = |t: &str| {
+            let mut doc = Doc::default();
+            doc.parse(t.as_bytes()).unwrap();
+            integer(doc.root())
+        };
+        let dbl = |t: &str| {
+            let mut doc = Doc::default();
+            doc.parse(t.as_bytes()).unwrap();
+            double(doc.root())
+        };
+        assert_eq!(int("3.0").unwrap(), 3);
+        assert_eq!(int("-9223372036854775808.0").unwrap(), i64::MIN);
+        assert_eq!(int("-9223372036854775808").unwrap(), i64::MIN);
+        assert!(int("9223372036854775808.0").is_err());
+        assert!(int("9223372036854775808").is_err());
+        assert!(int("1.5").is_err());
+        assert!(int("true").is_err());
+        assert_eq!(dbl("9007199254740992").unwrap(), 9007199254740992.0);
+        assert!(dbl("9007199254740993").is_err());
+        assert!(dbl("-9007199254740993").is_err());
+        assert!(dbl("true").is_err());
+        assert!(dbl("-0").is_err() && dbl("-0.0").is_err());
+        assert_eq!(dbl("0.0").unwrap(), 0.0);
+        assert_eq!(int("-0").unwrap(), 0);
     }
 
     #[test]
@@ -734,6 +779,9 @@ mod tests {
         assert!(schema_out_of_scope(&v(r#"{"format": "idn-hostname"}"#)).is_some());
         assert!(schema_out_of_scope(&v(r#"{"maximum": 9007199254740992}"#)).is_some());
         assert!(schema_out_of_scope(&v(r#"{"maximum": 1e300}"#)).is_some());
-        assert!(schema_out_of_scope(&v(r#"{"type": "integer", "maximum": 9007199254740991}"#)).is_none());
+        assert!(
+            schema_out_of_scope(&v(r#"{"type": "integer", "maximum": 9007199254740991}"#))
+                .is_none()
+        );
     }
 }

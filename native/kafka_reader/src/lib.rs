@@ -31,6 +31,7 @@ use rdkafka_sys::bindings as rd;
 mod avro_decode;
 mod conf;
 mod json_decode;
+mod json_tape;
 mod producer;
 mod protobuf_decode;
 
