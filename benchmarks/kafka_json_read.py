@@ -18,7 +18,9 @@ would let Spark prune ``from_json`` down to the fields it needs):
 
 Best of ``--rounds`` interleaved rounds after ``--warmup``; ratios against spark-from-json (>1 means
 we are faster). Before that, decoding alone, outside Spark (``RecordDecoder.decode``, one thread, CPU
-time), validated and not.
+time), validated and not, on the path in use (the compiled ``JsonBatchDecoder`` where the module is
+installed) and, for the same-run ratio, on the Python path (``SPARKFLOW_JSON_DECODER=python``, a 60k
+slice). ``SPARKFLOW_JSON_DECODER=python`` on the command line runs everything on the Python path.
 
     python -m benchmarks.kafka_json_read --records 200000
 """
@@ -122,13 +124,27 @@ def main() -> None:
         values = encode(schema_id, args.records)
         produce(broker.bootstrap, topic, values, since=t0)
         sample = values[:100_000]
+        from connectors.formats.json_decoder import native_json_decoder
+
+        native = native_json_decoder() is not None
         for label, validate in (("validated", "true"), ("unvalidated", "false")):
-            rate = decode_alone(sample, registry.url, topic, value_format="json-confluent",
-                                options={"valueValidate": validate})  # fmt: skip
+            options = {"valueValidate": validate}
+            rate = decode_alone(sample, registry.url, topic, value_format="json-confluent", options=options)
             print(
-                f"decoding alone (RecordDecoder, json-confluent, {label}, CPU time): "
-                f"{rate / 1e6:.3f} M records/s per core [load {loadavg()}]"
+                f"decoding alone (RecordDecoder, json-confluent, {label}, {'native' if native else 'Python'} "
+                f"path, CPU time): {rate / 1e6:.3f} M records/s per core [load {loadavg()}]"
             )
+            if native:  # the Python path on a slice, for the same-run ratio
+                os.environ["SPARKFLOW_JSON_DECODER"] = "python"
+                try:
+                    slow = decode_alone(sample[:60_000], registry.url, topic, value_format="json-confluent",
+                                        options=options)  # fmt: skip
+                finally:
+                    del os.environ["SPARKFLOW_JSON_DECODER"]
+                print(
+                    f"decoding alone, {label}, Python path, 60k records: {slow / 1e6:.3f} M records/s per "
+                    f"core; native/Python = {rate / slow:.1f}x [load {loadavg()}]"
+                )
         del values, sample
 
         jars = ",".join(str(p) for p in spark_kafka_jars(NEWEST_SERVED))

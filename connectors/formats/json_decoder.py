@@ -31,6 +31,17 @@ validate, one ``pyarrow.array`` call of the parsed values, with Python's garbage
 as the values hold no cycles); when any record fails, record by record (``decode_group``) to find
 and name the malformed ones.
 
+Native decoding: ``decode_arrow`` first hands the group to the compiled module's
+``JsonBatchDecoder`` (``native/kafka_reader/src/json_decode.rs``: serde_json, the ``jsonschema``
+crate that jsonschema-rs wraps, the values appended straight into Arrow buffers of ``arrow_type``,
+the GIL released, no Python object per record). It answers only where its answer is this module's
+and refuses the whole group otherwise (a record that does not parse or validate there, a value whose
+type does not fit, what orjson and serde_json read differently: its docstring lists them); the bulk
+and record paths here then decide. It is not used for writer schemas whose validation ``jsonschema``
+decides alone (regex keywords) nor for those it declines (``multipleOf``, the ``idn-*`` formats,
+numbers of 2^53 or more: the Python wheel is built with arbitrary precision and IDNA, the crate here
+without). ``SPARKFLOW_JSON_DECODER=python`` forces the Python paths (tests, benchmarks).
+
 Validation (``<p>Validate``, default ``true`` as in Confluent's ``JSONDeserializer``): each record
 is validated against its *writer* schema (the schema its id names; the inline schema for plain
 ``json``); a record that does not validate is malformed, its reason naming the JSON pointer of the
@@ -56,8 +67,17 @@ from typing import Any, NamedTuple
 import pyarrow as pa
 
 from connectors.formats.avro_types import AvroSchemaError
+from connectors.formats.native_module import compiled_class
 
-__all__ = ["JsonDecoder", "JsonSchemaValidationError", "json_schema_arrow_type", "json_validator"]
+__all__ = [
+    "JsonDecoder",
+    "JsonSchemaValidationError",
+    "json_schema_arrow_type",
+    "json_validator",
+    "native_json_decoder",
+]
+
+_NATIVE_ENV = "SPARKFLOW_JSON_DECODER"
 
 _SIMPLE = {"string": pa.string(), "integer": pa.int64(), "number": pa.float64(), "boolean": pa.bool_()}
 
@@ -335,6 +355,11 @@ def _shaper(typ: pa.DataType) -> Callable[[Any], Any] | None:
     return None
 
 
+def native_json_decoder() -> Any:
+    """The compiled ``JsonBatchDecoder`` class, or ``None`` (module absent or older, or forced off)."""
+    return compiled_class("JsonBatchDecoder", _NATIVE_ENV)
+
+
 class JsonDecoder:
     """Decodes header-less JSON payloads to the reader schema's Arrow type."""
 
@@ -349,11 +374,48 @@ class JsonDecoder:
         self._shape = _shaper(self.arrow_type)
         self._coerced = _coerced(self.arrow_type)
         self._loads = _json_loads()
+        self._native_class = native_json_decoder()
+        self._native: dict[str, Any] = {}  # writer schema text -> JsonBatchDecoder, or None: declined
+
+    @property
+    def native(self) -> bool:
+        """Whether groups are offered to the compiled decoder first (module present, not forced off)."""
+        return self._native_class is not None
+
+    def _native_for(self, writer_schema: str) -> Any:
+        """The compiled decoder of ``writer_schema`` (built once), or ``None`` where it is not used."""
+        if writer_schema not in self._native:
+            decoder = None
+            if self._native_class is not None and self._native_trusted(writer_schema):
+                try:
+                    decoder = self._native_class(self.arrow_type, writer_schema if self._validate else None)
+                except ValueError:  # a schema the crate declines or cannot compile: Python decides
+                    decoder = None
+            self._native[writer_schema] = decoder
+        return self._native[writer_schema]
+
+    def _native_trusted(self, writer_schema: str) -> bool:
+        """Whether the jsonschema crate's yes is the verdict (as jsonschema-rs's is in ``json_checks``)."""
+        if not self._validate:
+            return True
+        try:
+            return self._checks_for(writer_schema).accepts is not None
+        except AvroSchemaError:  # decode_group raises it for the group
+            return False
 
     def decode_arrow(self, group: pa.Array, writer_schema: str) -> pa.Array | None:
         """The group's values in one Arrow array when every record parses, validates (jsonschema-rs
         accepting it) and fits the reader type as parsed; else ``None``, and ``decode_group`` decides
-        record by record (as it does for schemas whose validation ``jsonschema`` alone decides)."""
+        record by record (as it does for schemas whose validation ``jsonschema`` alone decides). The
+        compiled decoder answers first where it can; a group it refuses is decoded here."""
+        native = self._native_for(writer_schema) if self._native_class is not None else None
+        if native is not None:
+            from sparkflow_kafka_native import JsonBatchError
+
+            try:
+                return native.decode(group)
+            except JsonBatchError:
+                pass
         accepts = None
         if self._validate:
             try:
@@ -408,6 +470,6 @@ class JsonDecoder:
         for i, v in enumerate(values):
             try:
                 pa.array([v], self.arrow_type)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as exc:
-                bad[i] = f"{type(exc).__name__}: {str(exc)[:200]}"
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError, UnicodeEncodeError) as exc:
+                bad[i] = f"{type(exc).__name__}: {str(exc)[:200]}"  # a lone surrogate ``json`` read: no UTF-8
         return bad

@@ -270,7 +270,7 @@ class _PayloadDecoder:
         one by one when the whole fails) are errors of their rows and null."""
         try:
             return self.codec.to_arrow(decoded)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError, UnicodeEncodeError):
             if not isinstance(self.codec, JsonDecoder):
                 raise
         for k, reason in self.codec.bad_values(decoded).items():

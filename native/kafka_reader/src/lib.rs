@@ -33,6 +33,8 @@ mod avro_direct;
 mod columns;
 mod confluent_header;
 mod conf;
+mod json_decode;
+mod json_tape;
 mod producer;
 mod protobuf_decode;
 
@@ -624,5 +626,6 @@ fn sparkflow_kafka_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     avro_direct::register(m)?;
     confluent_header::register(m)?;
     protobuf_decode::register(m)?;
+    json_decode::register(m)?;
     Ok(())
 }
