@@ -1015,23 +1015,7 @@ impl Col {
                 fields,
                 nulls,
                 len,
-            } => {
-                let arrays = fields
-                    .iter_mut()
-                    .map(Col::finish)
-                    .collect::<Result<Vec<_>, _>>()?;
-                let fields: Fields = names
-                    .iter()
-                    .zip(&arrays)
-                    .map(|(n, a)| Field::new(n.clone(), a.data_type().clone(), true))
-                    .collect();
-                let n = std::mem::take(len);
-                Arc::new(if fields.is_empty() {
-                    StructArray::new_empty_fields(n, nulls.finish())
-                } else {
-                    StructArray::try_new(fields, arrays, nulls.finish()).map_err(e)?
-                })
-            }
+            } => struct_of(names.iter().cloned(), fields, nulls, len)?,
             Col::Array {
                 offsets,
                 item,
@@ -1095,21 +1079,37 @@ impl Col {
                 nulls,
                 len,
                 ..
-            } => {
-                let arrays = members
-                    .iter_mut()
-                    .map(Col::finish)
-                    .collect::<Result<Vec<_>, _>>()?;
-                let fields: Fields = arrays
-                    .iter()
-                    .enumerate()
-                    .map(|(i, a)| Field::new(format!("member{i}"), a.data_type().clone(), true))
-                    .collect();
-                std::mem::take(len);
-                Arc::new(StructArray::try_new(fields, arrays, nulls.finish()).map_err(e)?)
-            }
+            } => struct_of(
+                (0..members.len()).map(|i| format!("member{i}")),
+                members,
+                nulls,
+                len,
+            )?,
         })
     }
+}
+
+/// The struct of the `children` columns (finished here) under `names`, all nullable.
+fn struct_of(
+    names: impl Iterator<Item = String>,
+    children: &mut [Col],
+    nulls: &mut Validity,
+    len: &mut usize,
+) -> Result<ArrayRef, String> {
+    let arrays = children
+        .iter_mut()
+        .map(Col::finish)
+        .collect::<Result<Vec<_>, _>>()?;
+    let fields: Fields = names
+        .zip(&arrays)
+        .map(|(n, a)| Field::new(n, a.data_type().clone(), true))
+        .collect();
+    let n = std::mem::take(len);
+    Ok(Arc::new(if fields.is_empty() {
+        StructArray::new_empty_fields(n, nulls.finish())
+    } else {
+        StructArray::try_new(fields, arrays, nulls.finish()).map_err(|e| e.to_string())?
+    }))
 }
 
 /// The blocks of an array or map: `item` reads each item (or entry); the end offset is appended.
