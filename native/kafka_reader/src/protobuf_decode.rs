@@ -739,6 +739,7 @@ impl Col {
         }
     }
 
+    #[inline(always)]
     fn append(&mut self, buf: &[u8], v: Wire) -> R<()> {
         match (&mut self.leaf, v) {
             (Leaf::I32(Enc::Zigzag, out), Wire::Varint(n)) => out.push(zigzag32(n)),
