@@ -105,6 +105,15 @@ impl<'a> Cursor<'a> {
         self.take(n as usize)
     }
 
+    /// A fixed's `n` bytes, or (None) bytes with their length.
+    #[inline(always)]
+    fn sized(&mut self, fixed: Option<usize>) -> R<&'a [u8]> {
+        match fixed {
+            Some(n) => self.take(n),
+            None => self.bytes(),
+        }
+    }
+
     /// The item count of the next block of an array or map (0: the end).
     #[inline(always)]
     fn block(&mut self) -> R<usize> {
@@ -717,11 +726,7 @@ impl Col {
                 fixed,
                 ..
             } => {
-                let v = match fixed {
-                    Some(n) => c.take(*n)?,
-                    None => c.bytes()?,
-                };
-                values.push(v)?;
+                values.push(c.sized(*fixed)?)?;
                 nulls.valid();
             }
             Col::Enum {
@@ -744,11 +749,7 @@ impl Col {
                 limit,
                 ..
             } => {
-                let raw = match fixed {
-                    Some(n) => c.take(*n)?,
-                    None => c.bytes()?,
-                };
-                let v = be_i128(raw)?;
+                let v = be_i128(c.sized(*fixed)?)?;
                 if v >= *limit || v <= -*limit {
                     return Err(Bad("a decimal with more digits than its precision"));
                 }
