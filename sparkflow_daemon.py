@@ -14,7 +14,7 @@ is left on the path unless the same version is importable from a directory, so a
 workers have no pip-installed pyspark behaves exactly as without this module.
 
 Before Spark's daemon starts, it also imports, once, the modules every worker of a read imports
-anyway (``PRELOAD``: the daemon's worker module, pyarrow, the Spark bridge of ``connector_base``,
+anyway (``PRELOAD``: the daemon's worker module, pyarrow, pandas, the Spark bridge of ``connector_base``,
 confluent-kafka if installed), so the workers it forks find them in ``sys.modules``.
 ``SPARKFLOW_DAEMON_PRELOAD`` in the workers' environment changes that: ``0`` (or ``off``, ``none``,
 empty) preloads nothing, a comma-separated list of module names preloads those, and one starting
@@ -39,7 +39,7 @@ from collections.abc import Iterable, Sequence
 __all__ = ["PRELOAD", "PRELOAD_ENV", "drop_duplicate_zips", "preload", "preload_modules"]
 
 PRELOAD_ENV = "SPARKFLOW_DAEMON_PRELOAD"
-PRELOAD = ("pyarrow", "pyspark.sql.datasource", "connector_base.spark.bridge", "confluent_kafka")
+PRELOAD = ("pyarrow", "pandas", "pyspark.sql.datasource", "connector_base.spark.bridge", "confluent_kafka")
 """Preloaded by default after the daemon's worker module (``pyspark.worker`` when none is named)."""
 
 _OFF = {"", "0", "off", "none", "false", "no"}

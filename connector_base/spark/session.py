@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import sysconfig
 from typing import Any
@@ -57,6 +58,10 @@ def local_spark_session(app_name: str = "sparkflow", cores: int = 2, **conf: Any
         # workers import pyspark compiled from site-packages, not from source out of pyspark.zip
         .config("spark.python.daemon.module", "sparkflow_daemon")
     )
+    if hasattr(socket, "AF_UNIX"):
+        # the JVM talks to its Python workers over Unix domain sockets, not loopback TCP, where each
+        # Python task waited ~40 ms on a delayed acknowledgement (spark-setup.md, "Python workers")
+        builder = builder.config("spark.python.unix.domain.socket.enabled", "true")
     for key, value in conf.items():
         builder = builder.config(key.replace("__", "."), str(value))
     return builder.getOrCreate()

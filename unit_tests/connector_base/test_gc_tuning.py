@@ -68,3 +68,33 @@ def test_bulk_gc_decorator_raises_the_threshold_inside_and_keeps_the_signature()
     before = gc.get_threshold()
     assert step(1) == max(before[0], BULK_GEN0_THRESHOLD) and gc.get_threshold() == before
     assert list(inspect.signature(step).parameters) == ["start", "limit"]  # Spark inspects arity
+
+
+def test_imported_objects_are_frozen_once_per_set_of_modules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spark's reused worker collects after every task; frozen objects are not traversed then."""
+    import sys
+    import types
+    import weakref
+
+    from connector_base import gc_tuning
+
+    class Node:
+        cycle: object = None
+
+    monkeypatch.setattr(gc_tuning, "_frozen_at", None)
+    try:
+        garbage = Node()
+        garbage.cycle = garbage  # a cycle nobody references once the name is gone
+        gone = weakref.ref(garbage)
+        del garbage
+        assert gc_tuning.freeze_imported_objects()
+        frozen = gc.get_freeze_count()
+        assert frozen > 1_000 and gone() is None  # the cycle was collected first, not frozen
+        assert not gc_tuning.freeze_imported_objects()  # nothing imported since: no collection
+        assert gc.get_freeze_count() == frozen
+        monkeypatch.setitem(sys.modules, "imported_by_a_task", types.ModuleType("imported_by_a_task"))
+        kept = [[i] for i in range(100)]  # tracked objects made since the last freeze
+        assert gc_tuning.freeze_imported_objects()
+        assert gc.get_freeze_count() >= frozen + len(kept)
+    finally:
+        gc.unfreeze()
