@@ -168,10 +168,9 @@ def test_preloading_stops_at_a_module_that_starts_a_thread(tmp_path: Path) -> No
 @pytest.mark.spark
 def test_spark_workers_are_forked_with_the_read_modules_loaded_from_a_one_thread_daemon(spark: Any) -> None:
     def loaded(_rows: Any) -> Any:
+        import gc
         import os
         import sys
-
-        import gc
 
         preloaded = all(m in sys.modules for m in ("connector_base.spark.bridge", "pyarrow", "pandas"))
         daemon_threads = len(os.listdir(f"/proc/{os.getppid()}/task"))
