@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
@@ -26,6 +27,8 @@ ANSWER_GRACE_S = 5.0
 """How much longer than its ``request_timeout`` an admin request's futures are awaited before the
 attempt counts as failed: librdkafka should resolve them by then, and the driver's planning thread
 must never wait on one for ever."""
+COMMIT_POLL_S = 0.1
+"""How often a group commit's wait serves the client's callbacks (where its answer arrives)."""
 R = TypeVar("R")
 """A lookup's result type."""
 K = TypeVar("K")
@@ -54,6 +57,7 @@ class KafkaClusterClient(OffsetLookup):
         self._connect_errors = ConnectErrorWatch("connecting to Kafka")
         self._admin = AdminClient({**options.base_client_config(), "error_cb": self._connect_errors})
         self._group_consumer: Any = None
+        self._commit_answers: list[tuple[Any, list[Any]]] = []
         self._retries = options.fetch_offset_retries if retries is None else retries
         self._retry_interval_s = (
             options.fetch_offset_retry_interval_ms / 1000.0 if retry_interval_s is None else retry_interval_s
@@ -211,7 +215,13 @@ class KafkaClusterClient(OffsetLookup):
 
         if self._group_consumer is None:
             conf = self._options.base_client_config()
-            conf.update({"group.id": self._options.group_id, "enable.auto.commit": False})
+            conf.update(
+                {
+                    "group.id": self._options.group_id,
+                    "enable.auto.commit": False,
+                    "on_commit": lambda error, partitions: self._commit_answers.append((error, partitions)),
+                }
+            )
             self._group_consumer = Consumer(conf)
         return self._group_consumer
 
@@ -226,19 +236,61 @@ class KafkaClusterClient(OffsetLookup):
         return self._retry("looking up committed offsets", _call)
 
     def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
-        """Commit ``offsets`` (next offsets to read) for ``kafka.group.id`` without joining the group."""
+        """Commit ``offsets`` (next offsets to read) for ``kafka.group.id`` without joining the group.
+
+        One attempt, awaited ``kafka.default.api.timeout.ms`` at most (then a ``ConnectorError``).
+        librdkafka's synchronous commit has no timeout: with the cluster gone it waits for a group
+        coordinator for ever (measured: still waiting after 30 s with no broker), which held the
+        driver's planning of every later trigger. The commit is sent asynchronously and its answer
+        (``on_commit``, served by ``poll``) awaited here instead. A commit left unanswered stays
+        queued in the client and may still land; the next one carries newer offsets anyway.
+        """
         from confluent_kafka import TopicPartition as TP
 
-        if offsets:
-            self._retry(
-                "committing group offsets",
-                lambda: self._group().commit(
-                    offsets=[TP(t, p, o) for (t, p), o in offsets.items()], asynchronous=False
-                ),
-            )
+        if not offsets:
+            return
+        consumer = self._group()
+        sent = {(t, p, o) for (t, p), o in offsets.items()}
+        consumer.commit(offsets=[TP(t, p, o) for t, p, o in sorted(sent)], asynchronous=True)
+        deadline = time.monotonic() + self._timeout_s
+        while True:
+            for answer in list(self._commit_answers):
+                self._commit_answers.remove(answer)
+                error, partitions = answer
+                if {(tp.topic, tp.partition, tp.offset) for tp in partitions or []} != sent:
+                    continue  # the late answer of an earlier commit that timed out
+                failed = [tp for tp in partitions if tp.error is not None]
+                if error is not None or failed:
+                    detail = error if error is not None else ", ".join(
+                        f"{tp.topic}-{tp.partition}: {tp.error}" for tp in failed
+                    )
+                    raise ConnectorError(f"committing group offsets failed: {detail}")
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ConnectorError(
+                    f"committing group offsets: no answer within {self._options.api_timeout_ms} ms "
+                    "(kafka.default.api.timeout.ms)"
+                )
+            consumer.poll(min(COMMIT_POLL_S, left))
 
     def close(self) -> None:
-        """Release the clients."""
-        if self._group_consumer is not None:
-            self._group_consumer.close()
-            self._group_consumer = None
+        """Release the clients, waiting ``kafka.default.api.timeout.ms`` at most.
+
+        Closing a consumer waits for its outstanding commits, for ever when the cluster is gone
+        (librdkafka issue 3740), which would hold a stopping query: the close runs on its own thread
+        and is left to finish in the background past that time.
+        """
+        consumer, self._group_consumer = self._group_consumer, None
+        if consumer is None:
+            return
+        closing = threading.Thread(target=consumer.close, name="kafka-group-consumer-close", daemon=True)
+        closing.start()
+        closing.join(self._timeout_s)
+        if closing.is_alive():
+            LOG.warning(
+                "closing the consumer of group %s did not finish within %d ms (the cluster does not "
+                "answer); left to finish in the background",
+                self._options.group_id,
+                self._options.api_timeout_ms,
+            )

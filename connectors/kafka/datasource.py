@@ -125,7 +125,7 @@ class KafkaDataSource(ReaderSchemasInOffsets, SourceDataSource):
 
     @override
     def create_planner(self, source: KafkaSource) -> SplitPlanner[object]:  # type: ignore[override]
-        return KafkaSplitPlanner(source.options)  # type: ignore[return-value]
+        return KafkaSplitPlanner(source.options, source.outage)  # type: ignore[return-value]
 
     @override
     def filter_support(self, column_filter: ColumnFilter) -> FilterSupport:

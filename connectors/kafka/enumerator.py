@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -13,6 +14,7 @@ from connector_base.serialization import FunctionSerializer
 from connectors.kafka.cluster_client import KafkaClusterClient
 from connectors.kafka.options import KafkaSourceOptions, SubscriptionKind
 from connectors.kafka.positions import LATEST, OffsetsInitializer, TopicPartition
+from connectors.kafka.reachability import OutageClock
 from connectors.kafka.split import NO_STOPPING_OFFSET, KafkaPartitionSplit
 
 __all__ = ["ENUMERATOR_STATE_SERIALIZER", "KafkaEnumeratorState", "KafkaSourceEnumerator"]
@@ -52,10 +54,15 @@ class KafkaSourceEnumerator(SplitEnumerator[KafkaPartitionSplit, KafkaEnumerator
         options: KafkaSourceOptions,
         client_factory: Callable[[], KafkaClusterClient],
         state: KafkaEnumeratorState | None = None,
+        outage: OutageClock | None = None,
     ) -> None:
         self._context = context
         self._options = options
         self._client_factory = client_factory
+        # shared with the planner's lookups (``KafkaSource.outage``): a discovery that gets no answer
+        # counts toward the query's outage bound, and one past it fails the query
+        self._outage = outage or OutageClock(options)
+        self._discovery_started = 0.0
         self._client: KafkaClusterClient | None = None
         state = state or KafkaEnumeratorState()
         self._assigned: set[TopicPartition] = set(state.assigned)
@@ -136,6 +143,7 @@ class KafkaSourceEnumerator(SplitEnumerator[KafkaPartitionSplit, KafkaEnumerator
                 )
 
     def _discover(self) -> list[KafkaPartitionSplit]:
+        self._discovery_started = time.monotonic()
         subscribed = self._subscribed()
         if not self._initial_done:
             self._check_named_are_subscribed(subscribed)
@@ -167,8 +175,11 @@ class KafkaSourceEnumerator(SplitEnumerator[KafkaPartitionSplit, KafkaEnumerator
         if error is not None:
             if not self._initial_done:
                 raise error
+            if isinstance(error, ConnectorError):  # a lookup that got no answer
+                self._outage.failed(error, self._discovery_started)  # raises past the outage bound
             LOG.warning("partition discovery failed (retried at the next interval): %s", error)
             return
+        self._outage.answered()
         self._initial_done = True
         for s in splits or []:
             self._assigned.add((s.topic, s.partition))

@@ -44,14 +44,15 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
     Threading: the driver's stream-reader thread only.
     """
 
-    def __init__(self, options: KafkaSourceOptions) -> None:
+    def __init__(self, options: KafkaSourceOptions, outage: OutageClock | None = None) -> None:
         self.options = options
         self._client: KafkaClusterClient | None = None
         self._gone: set[TopicPartition] = set()
         self._avg_bytes: dict[TopicPartition, tuple[float, float]] = {}
         self._plan_sizes: list[int] = []
         self._group_committed: dict[TopicPartition, int] = {}
-        self._outage = OutageClock(options)
+        # shared with the enumerator's partition discovery: one clock per query (``KafkaSource``)
+        self._outage = outage or OutageClock(options)
         self._filters: KafkaFilters | None = None
         self._starts: dict[TopicPartition, int] = {}
         self._times = KafkaEventTimeLookup(options, self._cluster)
@@ -119,10 +120,6 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
     def _end_positions(
         self, splits: Mapping[str, tuple[KafkaPartitionSplit, Position]]
     ) -> dict[str, Position]:
-        if self.options.commit_offsets_to_group and self.options.streaming and splits:
-            # Spark plans a micro-batch from where the last committed one ended: those records are
-            # processed, so lag tools see them now rather than one trigger later (``commit(end)``)
-            self._commit_group({(s.topic, s.partition): int(pos) for s, pos in splits.values()})
         ends: dict[str, Position] = {}
         unbounded = {sid: (s, int(pos)) for sid, (s, pos) in splits.items() if not s.is_bounded}
         for sid, (s, _pos) in splits.items():
@@ -154,16 +151,30 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
                 LOG.warning("cannot look up the latest offsets, no new data planned this trigger: %s", e)
                 return {sid: pos for sid, (_s, pos) in splits.items()}
             self._outage.answered()
+            self._commit_planned_from(splits)
             for sid, (tp, pos) in live.items():
                 end = latest[tp]
                 if end < pos:
                     self._lost(tp, pos, end, f"the log now ends at offset {end}")
                     end = pos
                 ends[sid] = end
+        else:
+            self._commit_planned_from(splits)
         self._plan_sizes = [
             int(ends[sid]) - int(pos) for sid, (_s, pos) in splits.items() if int(ends[sid]) > int(pos)
         ]
         return ends
+
+    def _commit_planned_from(self, splits: Mapping[str, tuple[KafkaPartitionSplit, Position]]) -> None:
+        """With ``commitOffsetsToGroup``, commit where this micro-batch starts.
+
+        Spark plans a micro-batch from where the last committed one ended: those records are
+        processed, so lag tools see them now rather than one trigger later (``commit(end)``). Done
+        once the cluster has answered this trigger's lookups, so a trigger during an outage spends
+        no wait on a commit.
+        """
+        if self.options.commit_offsets_to_group and self.options.streaming and splits:
+            self._commit_group({(s.topic, s.partition): int(pos) for s, pos in splits.values()})
 
     def _lost(self, tp: TopicPartition, pos: int, end: int | None, why: str) -> None:
         message = (
@@ -309,8 +320,8 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
     def _commit_group(self, offsets: Mapping[TopicPartition, int]) -> None:
         """Commit offsets that moved since the last commit (best effort: a failure is logged)."""
         changed = {tp: o for tp, o in offsets.items() if self._group_committed.get(tp) != o}
-        if not changed:
-            return
+        if not changed or self._outage.down:
+            return  # nothing moved, or the cluster is not answering lookups: retried later
         try:
             self._cluster().commit(changed)
         except Exception as e:  # the group's offsets are for monitoring; the query's state is Spark's

@@ -87,13 +87,21 @@ class OutageClock:
     """How long the cluster has not answered a running query; past the bound the query fails.
 
     The bound is (``fetchOffset.numRetries`` + 1) × ``kafka.default.api.timeout.ms``, the time
-    Spark's driver would spend on one lookup's retries. Threading: the driver's stream-reader thread.
+    Spark's driver would spend on one lookup's retries. One clock serves a query's planner and its
+    enumerator's partition discovery (``KafkaSource.outage``), so that an outage both see is
+    counted once, from the first failed lookup, whichever asked. Threading: the driver's
+    stream-reader thread.
     """
 
     def __init__(self, options: KafkaSourceOptions) -> None:
         self._options = options
         self._bound_s = (options.fetch_offset_retries + 1) * options.api_timeout_ms / 1000.0
         self._down_since: float | None = None
+
+    @property
+    def down(self) -> bool:
+        """Whether the last lookup failed (no answer since)."""
+        return self._down_since is not None
 
     def answered(self) -> None:
         """The cluster answered: the outage, if any, is over."""

@@ -22,6 +22,7 @@ from connectors.kafka.enumerator import (
     KafkaSourceEnumerator,
 )
 from connectors.kafka.options import KafkaSourceOptions
+from connectors.kafka.reachability import OutageClock
 from connectors.kafka.reader_choice import KafkaReader
 from connectors.kafka.record_emitter import KafkaRecordEmitter
 from connectors.kafka.split import (
@@ -54,6 +55,8 @@ class KafkaSource(Source[object, KafkaPartitionSplit, KafkaEnumeratorState]):
     ) -> None:
         self.options = options
         self._decoder = decoder  # keyFormat/valueFormat: builds the reader's decoder (executor side)
+        self.outage = OutageClock(options)
+        """The driver's outage clock, shared by the enumerator's discovery and the planner's lookups."""
 
     @property
     @override
@@ -67,13 +70,13 @@ class KafkaSource(Source[object, KafkaPartitionSplit, KafkaEnumeratorState]):
     def create_enumerator(
         self, context: SplitEnumeratorContext[KafkaPartitionSplit]
     ) -> KafkaSourceEnumerator:
-        return KafkaSourceEnumerator(context, self.options, self._client)
+        return KafkaSourceEnumerator(context, self.options, self._client, outage=self.outage)
 
     @override
     def restore_enumerator(
         self, context: SplitEnumeratorContext[KafkaPartitionSplit], checkpoint: KafkaEnumeratorState
     ) -> KafkaSourceEnumerator:
-        return KafkaSourceEnumerator(context, self.options, self._client, checkpoint)
+        return KafkaSourceEnumerator(context, self.options, self._client, checkpoint, outage=self.outage)
 
     @override
     def create_reader(self, context: SourceReaderContext) -> KafkaSourceReader:

@@ -217,6 +217,34 @@ def test_outage_beyond_the_bounds_fails_a_streaming_query_clearly(
     print(f"failed after {took:.1f}s: {message[-400:]}")
 
 
+@pytest.mark.timeout(300)
+def test_an_outage_fails_a_query_committing_to_a_group_within_one_bound(
+    spark: Any, kafka: ProxiedKafka, tmp_path: Path
+) -> None:
+    """``commitOffsetsToGroup`` and partition discovery on every trigger: the query fails about one
+    outage bound (2 x 10 s here) after the cluster stops answering. Before, librdkafka's synchronous
+    group commit waited for a coordinator for ever (the query never failed nor stopped), and the
+    discovery's unanswered lookups were not counted, so each trigger spent two retry cycles."""
+    topic, _ = kafka.topic(2, 1000, "a")
+    options = {**FAST_FAILURE, "commitOffsetsToGroup": "true", "kafka.group.id": f"lag-{topic}"}
+    q = to_parquet(_stream(spark, kafka, topic, **options), tmp_path, {"processingTime": "500 milliseconds"})
+    try:
+        _wait_parquet(spark, tmp_path, 1000, q, 120)
+        kafka.proxy.blackhole()  # for good
+        began = time.monotonic()
+        ended = terminated(q, 150)
+        took = time.monotonic() - began
+    finally:
+        stopping = time.monotonic()
+        q.stop()
+        stop_took = time.monotonic() - stopping
+    assert ended, "the query still runs 150 s into an outage whose bound is 20 s"
+    assert took < 45, f"took {took:.1f}s"
+    assert stop_took < 30, f"stopping took {stop_took:.1f}s"
+    assert "kafka.bootstrap.servers" in str(q.exception()), q.exception()
+    print(f"failed after {took:.1f}s")
+
+
 def test_outage_beyond_the_bounds_fails_a_batch_read_clearly(spark: Any, kafka: ProxiedKafka) -> None:
     topic, _ = kafka.topic(1, 100, "a")
     kafka.proxy.refuse()

@@ -64,9 +64,12 @@ class _SilentAdmin:
         return {r: Future() for r in resources}
 
 
-def _client(*answers: int, api_timeout_ms: int = 30_000) -> tuple[KafkaClusterClient, _Admin]:
+def _client(
+    *answers: int, api_timeout_ms: int = 30_000, **more: str
+) -> tuple[KafkaClusterClient, _Admin]:
     options = KafkaSourceOptions.parse(
         {
+            **more,
             "kafka.bootstrap.servers": "127.0.0.1:1",
             "subscribe": "t",
             "fetchOffset.numRetries": "2",
@@ -123,3 +126,19 @@ def test_an_answer_that_never_comes_is_a_failed_attempt(monkeypatch: pytest.Monk
     assert time.monotonic() - started < 3 * (0.2 + 0.1) + 1.0
     # the timestamp types of topics: not answered means CreateTime (the safe assumption)
     assert client.log_append_time_topics(["t"]) == set()
+
+
+@pytest.mark.timeout(60)
+def test_a_group_commit_and_the_close_after_it_wait_no_longer_than_the_api_timeout() -> None:
+    """librdkafka's synchronous commit waits for ever for a coordinator when no broker answers (and
+    closing a consumer with a commit outstanding does too): against an address where nothing listens,
+    the commit fails and the close returns, each within ``kafka.default.api.timeout.ms``."""
+    client, _ = _client(api_timeout_ms=1500, **{"kafka.group.id": "monitoring"})
+    started = time.monotonic()
+    with pytest.raises(ConnectorError, match=r"no answer within 1500 ms \(kafka.default.api.timeout.ms\)"):
+        client.commit({("t", 0): 5})
+    assert 1.4 < time.monotonic() - started < 10
+    started = time.monotonic()
+    client.close()
+    assert time.monotonic() - started < 10
+    assert client._group_consumer is None
