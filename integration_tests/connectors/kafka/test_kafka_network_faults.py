@@ -222,9 +222,10 @@ def test_an_outage_fails_a_query_committing_to_a_group_within_one_bound(
     spark: Any, kafka: ProxiedKafka, tmp_path: Path
 ) -> None:
     """``commitOffsetsToGroup`` and partition discovery on every trigger: the query fails about one
-    outage bound (2 x 10 s here) after the cluster stops answering. Before, librdkafka's synchronous
-    group commit waited for a coordinator for ever (the query never failed nor stopped), and the
-    discovery's unanswered lookups were not counted, so each trigger spent two retry cycles."""
+    outage bound (2 x 10 s here: 21.9 s measured) after the cluster stops answering. Before, the
+    discovery's unanswered lookups were not counted on the outage clock, so a trigger spent two
+    retry cycles (42.1 s measured). The group commit's own wait (librdkafka's synchronous commit
+    waits for ever for a coordinator it never found) is tested in ``test_cluster_client.py``."""
     topic, _ = kafka.topic(2, 1000, "a")
     options = {**FAST_FAILURE, "commitOffsetsToGroup": "true", "kafka.group.id": f"lag-{topic}"}
     q = to_parquet(_stream(spark, kafka, topic, **options), tmp_path, {"processingTime": "500 milliseconds"})
@@ -239,7 +240,7 @@ def test_an_outage_fails_a_query_committing_to_a_group_within_one_bound(
         q.stop()
         stop_took = time.monotonic() - stopping
     assert ended, "the query still runs 150 s into an outage whose bound is 20 s"
-    assert took < 45, f"took {took:.1f}s"
+    assert took < 35, f"took {took:.1f}s"
     assert stop_took < 30, f"stopping took {stop_took:.1f}s"
     assert "kafka.bootstrap.servers" in str(q.exception()), q.exception()
     print(f"failed after {took:.1f}s")
