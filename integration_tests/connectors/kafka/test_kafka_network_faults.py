@@ -195,22 +195,31 @@ def test_half_open_connections_recover(spark: Any, kafka: ProxiedKafka, tmp_path
     _assert_exactly(rows, values + more)
 
 
-def test_outage_beyond_the_bounds_fails_a_streaming_query_clearly(
-    spark: Any, kafka: ProxiedKafka, tmp_path: Path
-) -> None:
-    topic, values = kafka.topic(2, 1000, "a")
-    q = to_parquet(
-        _stream(spark, kafka, topic, **FAST_FAILURE), tmp_path, {"processingTime": "500 milliseconds"}
-    )
+def _outage_for_good(
+    spark: Any, kafka: ProxiedKafka, tmp_path: Path, options: dict[str, str], wait_s: float
+) -> tuple[float, float, Any]:
+    """A streaming query's seconds from a permanent outage to its end, the seconds its ``stop()``
+    took, and the query; the outage begins once 1,000 records are in the sink."""
+    topic, _ = kafka.topic(2, 1000, "a")
+    q = to_parquet(_stream(spark, kafka, topic, **options), tmp_path, {"processingTime": "500 milliseconds"})
     try:
         _wait_parquet(spark, tmp_path, 1000, q, 120)
         kafka.proxy.blackhole()  # for good
         began = time.monotonic()
-        ended = terminated(q, 90)
+        ended = terminated(q, wait_s)
         took = time.monotonic() - began
     finally:
+        stopping = time.monotonic()
         q.stop()
-    assert ended, "the query still runs 90 s into an outage whose bound is 10 s"
+        stop_took = time.monotonic() - stopping
+    assert ended, f"the query still runs {wait_s:.0f} s into an outage whose bound is 20 s"
+    return took, stop_took, q
+
+
+def test_outage_beyond_the_bounds_fails_a_streaming_query_clearly(
+    spark: Any, kafka: ProxiedKafka, tmp_path: Path
+) -> None:
+    took, _, q = _outage_for_good(spark, kafka, tmp_path, FAST_FAILURE, 90)
     assert took < 60, f"took {took:.1f}s"
     message = str(q.exception())
     assert "kafka.bootstrap.servers" in message or "pollTimeoutMs" in message, message
@@ -226,20 +235,8 @@ def test_an_outage_fails_a_query_committing_to_a_group_within_one_bound(
     discovery's unanswered lookups were not counted on the outage clock, so a trigger spent two
     retry cycles (42.1 s measured). The group commit's own wait (librdkafka's synchronous commit
     waits for ever for a coordinator it never found) is tested in ``test_cluster_client.py``."""
-    topic, _ = kafka.topic(2, 1000, "a")
-    options = {**FAST_FAILURE, "commitOffsetsToGroup": "true", "kafka.group.id": f"lag-{topic}"}
-    q = to_parquet(_stream(spark, kafka, topic, **options), tmp_path, {"processingTime": "500 milliseconds"})
-    try:
-        _wait_parquet(spark, tmp_path, 1000, q, 120)
-        kafka.proxy.blackhole()  # for good
-        began = time.monotonic()
-        ended = terminated(q, 150)
-        took = time.monotonic() - began
-    finally:
-        stopping = time.monotonic()
-        q.stop()
-        stop_took = time.monotonic() - stopping
-    assert ended, "the query still runs 150 s into an outage whose bound is 20 s"
+    options = {**FAST_FAILURE, "commitOffsetsToGroup": "true", "kafka.group.id": "lag-monitoring"}
+    took, stop_took, q = _outage_for_good(spark, kafka, tmp_path, options, 150)
     assert took < 35, f"took {took:.1f}s"
     assert stop_took < 30, f"stopping took {stop_took:.1f}s"
     assert "kafka.bootstrap.servers" in str(q.exception()), q.exception()
