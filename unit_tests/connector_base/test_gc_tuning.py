@@ -90,11 +90,13 @@ def test_imported_objects_are_frozen_once_per_set_of_modules(monkeypatch: pytest
         assert gc_tuning.freeze_imported_objects()
         frozen = gc.get_freeze_count()
         assert frozen > 1_000 and gone() is None  # the cycle was collected first, not frozen
+        # frozen objects that other threads free leave the count (a CI lane's background clients),
+        # so it never grows without a freeze but may shrink by a few
         assert not gc_tuning.freeze_imported_objects()  # nothing imported since: no collection
-        assert gc.get_freeze_count() == frozen
+        assert gc.get_freeze_count() <= frozen
         monkeypatch.setitem(sys.modules, "imported_by_a_task", types.ModuleType("imported_by_a_task"))
-        kept = [[i] for i in range(100)]  # tracked objects made since the last freeze
+        kept = [[i] for i in range(10_000)]  # tracked objects made since the last freeze
         assert gc_tuning.freeze_imported_objects()
-        assert gc.get_freeze_count() >= frozen + len(kept)
+        assert gc.get_freeze_count() >= frozen + len(kept) // 2
     finally:
         gc.unfreeze()
