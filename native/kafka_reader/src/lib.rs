@@ -12,11 +12,11 @@
 //! Threading: a consumer is used by one thread at a time (the fetcher thread that borrowed it
 //! from the pool); librdkafka handles may be used from any thread, so the class is `Send + Sync`.
 
-use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::ffi::{c_char, c_int, CStr, CString};
 use std::ptr;
 use std::sync::Arc;
 
-use arrow_array::builder::{BinaryBuilder, ListBuilder, StringBuilder, StructBuilder};
+use arrow_array::builder::BinaryBuilder;
 use arrow_array::{
     ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray,
 };
@@ -27,16 +27,18 @@ use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 use rdkafka_sys::bindings as rd;
+use record_headers::HeaderColumns;
 
 mod avro_decode;
 mod avro_direct;
 mod columns;
-mod confluent_header;
 mod conf;
+mod confluent_header;
 mod json_decode;
 mod json_tape;
 mod producer;
 mod protobuf_decode;
+mod record_headers;
 
 create_exception!(
     sparkflow_kafka_native,
@@ -191,7 +193,8 @@ fn build_batch(
     msgs: &[*mut rd::rd_kafka_message_t],
     topic: &str,
     schema: &SchemaRef,
-) -> RecordBatch {
+    raw_headers: bool,
+) -> (RecordBatch, u64) {
     let n = msgs.len();
     let payload_bytes: usize = msgs.iter().map(|m| unsafe { (**m).len }).sum();
     let key_bytes: usize = msgs.iter().map(|m| unsafe { (**m).key_len }).sum();
@@ -201,16 +204,7 @@ fn build_batch(
     let mut stamps = Vec::with_capacity(n);
     let mut types = Vec::with_capacity(n);
     let include_headers = schema.fields().len() > 7;
-    let mut headers = include_headers.then(|| {
-        let (_, fields) = headers_type();
-        ListBuilder::new(StructBuilder::new(
-            fields,
-            vec![
-                Box::new(StringBuilder::new()),
-                Box::new(BinaryBuilder::new()),
-            ],
-        ))
-    });
+    let mut headers = include_headers.then(|| HeaderColumns::with_capacity(n, raw_headers));
     let mut partition = 0;
     for &m in msgs {
         let msg = unsafe { &*m };
@@ -234,8 +228,8 @@ fn build_batch(
         let ms = unsafe { rd::rd_kafka_message_timestamp(m, &mut tstype) };
         stamps.push(ms * 1000);
         types.push(tstype as i32 - 1); // the Java client's numbering: librdkafka's minus one
-        if let Some(builder) = headers.as_mut() {
-            append_headers(builder, m);
+        if let Some(columns) = headers.as_mut() {
+            columns.append(m);
         }
     }
     let mut columns: Vec<ArrayRef> = vec![
@@ -247,46 +241,14 @@ fn build_batch(
         Arc::new(TimestampMicrosecondArray::from(stamps).with_timezone("UTC")),
         Arc::new(Int32Array::from(types)),
     ];
-    if let Some(mut builder) = headers {
-        columns.push(Arc::new(builder.finish()));
+    let mut raw_read = 0;
+    if let Some(built) = headers {
+        raw_read = built.raw_read();
+        let (list_type, fields) = headers_type();
+        columns.push(built.finish(&list_type, &fields));
     }
-    RecordBatch::try_new(schema.clone(), columns).expect("columns match the schema")
-}
-
-/// A record's headers in order (duplicates kept); null when it has none, as the Python reader.
-fn append_headers(builder: &mut ListBuilder<StructBuilder>, m: *mut rd::rd_kafka_message_t) {
-    let mut hdrs: *mut rd::rd_kafka_headers_t = ptr::null_mut();
-    let found = unsafe { rd::rd_kafka_message_headers(m, &mut hdrs) } as i32 == 0;
-    let count = if found {
-        unsafe { rd::rd_kafka_header_cnt(hdrs) }
-    } else {
-        0
-    };
-    if count == 0 {
-        builder.append_null();
-        return;
-    }
-    let entries = builder.values();
-    for idx in 0..count {
-        let mut name: *const c_char = ptr::null();
-        let mut value: *const c_void = ptr::null();
-        let mut size: usize = 0;
-        unsafe { rd::rd_kafka_header_get_all(hdrs, idx, &mut name, &mut value, &mut size) };
-        let key = entries
-            .field_builder::<StringBuilder>(0)
-            .expect("key builder");
-        key.append_value(unsafe { CStr::from_ptr(name) }.to_string_lossy());
-        let val = entries
-            .field_builder::<BinaryBuilder>(1)
-            .expect("value builder");
-        if value.is_null() {
-            val.append_null();
-        } else {
-            val.append_value(unsafe { std::slice::from_raw_parts(value as *const u8, size) });
-        }
-        entries.append(true);
-    }
-    builder.append(true);
+    let batch = RecordBatch::try_new(schema.clone(), columns).expect("columns match the schema");
+    (batch, raw_read)
 }
 
 fn topic_of(m: &rd::rd_kafka_message_t) -> Option<String> {
@@ -299,6 +261,8 @@ struct NativeConsumer {
     handle: Option<Handle>,
     schemas: [SchemaRef; 2], // without and with the headers column
     buffer: Vec<usize>,      // room for one batch's message pointers, reused
+    raw_headers: bool,       // headers read from the record's bytes where they can (record_headers)
+    raw_read: u64,           // records whose headers were read so
 }
 
 unsafe impl Send for NativeConsumer {}
@@ -338,12 +302,15 @@ fn message_error(rk: *mut rd::rd_kafka_t, m: &rd::rd_kafka_message_t) -> Event {
     }
 }
 
-/// Turns a consumed batch into events, then destroys its messages.
+/// Turns a consumed batch into events, then destroys its messages; also how many records' headers
+/// were read from their bytes (`record_headers`).
 fn events(
     rk: *mut rd::rd_kafka_t,
     msgs: &[*mut rd::rd_kafka_message_t],
     schema: &SchemaRef,
-) -> Vec<Event> {
+    raw_headers: bool,
+) -> (Vec<Event>, u64) {
+    let mut raw_read = 0;
     let n = msgs.len();
     let mut out = Vec::new();
     let mut start = 0;
@@ -371,7 +338,8 @@ fn events(
             end += 1;
         }
         let topic = topic_of(first).unwrap_or_default();
-        let batch = build_batch(&msgs[start..end], &topic, schema);
+        let (batch, raw) = build_batch(&msgs[start..end], &topic, schema, raw_headers);
+        raw_read += raw;
         let last = unsafe { (*msgs[end - 1]).offset };
         out.push(Event::Records {
             topic,
@@ -385,14 +353,16 @@ fn events(
     for &m in msgs {
         unsafe { rd::rd_kafka_message_destroy(m) };
     }
-    out
+    (out, raw_read)
 }
 
 #[pymethods]
 impl NativeConsumer {
-    /// A consumer for librdkafka `config` (string pairs).
+    /// A consumer for librdkafka `config` (string pairs); `raw_headers=False` has librdkafka parse
+    /// every record's headers (`record_headers`: the reference for the fast path).
     #[new]
-    fn new(config: Vec<(String, String)>) -> PyResult<Self> {
+    #[pyo3(signature = (config, raw_headers = true))]
+    fn new(config: Vec<(String, String)>, raw_headers: bool) -> PyResult<Self> {
         let mut errstr = vec![0 as c_char; 512];
         let conf = conf::new_conf(&config)?;
         unsafe {
@@ -419,8 +389,16 @@ impl NativeConsumer {
                 handle: Some(Handle { rk, queue }),
                 schemas: [schema(false), schema(true)],
                 buffer: Vec::new(),
+                raw_headers,
+                raw_read: 0,
             })
         }
+    }
+
+    /// How many records' headers this consumer read from the record's bytes (the rest, librdkafka).
+    #[getter]
+    fn headers_read_raw(&self) -> u64 {
+        self.raw_read
     }
 
     /// Adds `(topic, partition, offset)` to the assignment.
@@ -548,6 +526,7 @@ impl NativeConsumer {
             buffer.resize(max_messages, 0usize);
         }
         let schema = self.schemas[include_headers as usize].clone();
+        let raw_headers = self.raw_headers;
         let (buffer, events) = py.detach(move || {
             let buf = buffer.as_ptr() as *mut *mut rd::rd_kafka_message_t;
             let n = unsafe {
@@ -562,11 +541,12 @@ impl NativeConsumer {
                 return (buffer, Err(unsafe { rd::rd_kafka_last_error() } as i32));
             }
             let msgs = unsafe { std::slice::from_raw_parts(buf, n as usize) };
-            let events = events(rk as *mut rd::rd_kafka_t, msgs, &schema);
+            let events = events(rk as *mut rd::rd_kafka_t, msgs, &schema, raw_headers);
             (buffer, Ok(events))
         });
         self.buffer = buffer;
-        let events = events.map_err(|code| kafka_error(code, err2str(code), false))?;
+        let (events, raw_read) = events.map_err(|code| kafka_error(code, err2str(code), false))?;
+        self.raw_read += raw_read;
         let out = PyList::empty(py);
         for event in events {
             match event {
