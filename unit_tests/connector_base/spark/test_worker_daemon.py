@@ -117,10 +117,17 @@ def test_sparkflow_python_runs_a_module_without_the_zips_and_execs_anything_else
     assert out.returncode == 0, out.stderr
     origin, argv, first = json.loads(out.stdout)
     assert ".zip" not in origin and argv == ["a", "b"] and first == str(tmp_path)
-    plain = subprocess.run(
-        [script, "-c", "import sys; print(sys.argv[1:])", "x"], env=env, capture_output=True, text=True
+    # -c runs in the script's own process (Spark's version probe, once per data source found), with
+    # the argv, path and __main__ of `python -c`
+    probe = "import sys; print([sys.argv, 'sparkflow_python' in sys.modules, sys.path[0], __name__])"
+    command = subprocess.run([script, "-c", probe, "x"], env=env, capture_output=True, text=True)
+    assert command.stdout.strip() == "[['-c', 'x'], True, '', '__main__']", command.stderr
+    failing = subprocess.run([script, "-c", "raise SystemExit(3)"], env=env, capture_output=True)
+    assert failing.returncode == 3
+    flagged = subprocess.run(  # an interpreter flag first: handed to the interpreter unchanged
+        [script, "-I", "-c", "import sys; print(sys.flags.isolated)"], env=env, capture_output=True, text=True
     )
-    assert plain.stdout.strip() == "['x']"
+    assert flagged.stdout.strip() == "1"
 
 
 def _in_fresh_interpreter(code: str, **env: str) -> Any:
