@@ -57,10 +57,10 @@ def _run_command(code: str, rest: list[str]) -> None:
     """``python -c code rest``, in this process."""
     import types
 
+    _path_as_python_m(first="")  # reads the script's path from sys.argv[0]: before argv is replaced
     main = types.ModuleType("__main__")
     sys.modules["__main__"] = main
     sys.argv = ["-c", *rest]
-    _path_as_python_m(first="")
     exec(compile(code, "<string>", "exec"), main.__dict__)
 
 

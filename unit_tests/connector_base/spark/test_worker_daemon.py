@@ -119,9 +119,13 @@ def test_sparkflow_python_runs_a_module_without_the_zips_and_execs_anything_else
     assert ".zip" not in origin and argv == ["a", "b"] and first == str(tmp_path)
     # -c runs in the script's own process (Spark's version probe, once per data source found), with
     # the argv, path and __main__ of `python -c`
-    probe = "import sys; print([sys.argv, 'sparkflow_python' in sys.modules, sys.path[0], __name__])"
+    probe = (
+        "import os, sys; print([sys.argv, 'sparkflow_python' in sys.modules, sys.path[0], __name__, "
+        f"{os.path.dirname(script)!r} in sys.path])"
+    )
     command = subprocess.run([script, "-c", probe, "x"], env=env, capture_output=True, text=True)
-    assert command.stdout.strip() == "[['-c', 'x'], True, '', '__main__']", command.stderr
+    # as `python -c`: the script's own directory is not on the path
+    assert command.stdout.strip() == "[['-c', 'x'], True, '', '__main__', False]", command.stderr
     failing = subprocess.run([script, "-c", "raise SystemExit(3)"], env=env, capture_output=True)
     assert failing.returncode == 3
     flagged = subprocess.run(  # an interpreter flag first: handed to the interpreter unchanged
