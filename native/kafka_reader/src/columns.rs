@@ -1,5 +1,6 @@
-//! Column-building helpers the compiled decoders share (`avro_direct.rs`, `protobuf_decode.rs`):
-//! appending short byte strings without a `memcpy` call, and validity kept lazily.
+//! Column-building helpers the compiled decoders and the reader's headers share (`avro_direct.rs`,
+//! `protobuf_decode.rs`, `record_headers.rs`): appending short byte strings without a `memcpy`
+//! call, and validity kept lazily.
 
 use arrow_buffer::NullBuffer;
 
@@ -67,6 +68,14 @@ impl Validity {
                 self.bits = Some(bits);
             }
             Some(bits) => bits.push(false),
+        }
+    }
+
+    /// Keeps the first `len` values (those appended since are dropped).
+    pub(crate) fn truncate(&mut self, len: usize) {
+        match &mut self.bits {
+            None => self.len = self.len.min(len),
+            Some(bits) => bits.truncate(len),
         }
     }
 

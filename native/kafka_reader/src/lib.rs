@@ -153,19 +153,12 @@ impl Drop for Handle {
     }
 }
 
-fn headers_type() -> (DataType, Fields) {
+fn headers_type() -> DataType {
     let fields = Fields::from(vec![
         Field::new("key", DataType::Utf8, true),
         Field::new("value", DataType::Binary, true),
     ]);
-    (
-        DataType::List(Arc::new(Field::new(
-            "item",
-            DataType::Struct(fields.clone()),
-            true,
-        ))),
-        fields,
-    )
+    DataType::List(Arc::new(Field::new("item", DataType::Struct(fields), true)))
 }
 
 fn schema(include_headers: bool) -> SchemaRef {
@@ -183,7 +176,7 @@ fn schema(include_headers: bool) -> SchemaRef {
         Field::new("timestampType", DataType::Int32, true),
     ];
     if include_headers {
-        fields.push(Field::new("headers", headers_type().0, true));
+        fields.push(Field::new("headers", headers_type(), true));
     }
     Arc::new(Schema::new(fields))
 }
@@ -244,8 +237,7 @@ fn build_batch(
     let mut raw_read = 0;
     if let Some(built) = headers {
         raw_read = built.raw_read();
-        let (list_type, fields) = headers_type();
-        columns.push(built.finish(&list_type, &fields));
+        columns.push(built.finish(schema.field(7).data_type()));
     }
     let batch = RecordBatch::try_new(schema.clone(), columns).expect("columns match the schema");
     (batch, raw_read)

@@ -28,9 +28,11 @@ use std::ptr;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, BinaryArray, ListArray, StringArray, StructArray};
-use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
-use arrow_schema::{DataType, Fields};
+use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::DataType;
 use rdkafka_sys::bindings as rd;
+
+use crate::columns::{append_bytes, Validity};
 
 /// The leading fields of librdkafka 2.12.1's `rd_kafka_msg_t` (`rdkafka_msg.h`), up to
 /// `rkm_u.consumer.binhdrs` (`rd_kafkap_bytes_t`: an `int32_t` length, then the data pointer).
@@ -92,12 +94,12 @@ pub struct HeaderColumns {
     raw: bool,
     raw_read: u64,
     list_offsets: Vec<i32>,
-    list_valid: Vec<bool>,
+    list_valid: Validity,
     key_offsets: Vec<i32>,
     key_data: Vec<u8>,
     value_offsets: Vec<i32>,
     value_data: Vec<u8>,
-    value_valid: Vec<bool>,
+    value_valid: Validity,
 }
 
 impl HeaderColumns {
@@ -109,12 +111,12 @@ impl HeaderColumns {
             raw,
             raw_read: 0,
             list_offsets,
-            list_valid: Vec::with_capacity(records),
+            list_valid: Validity::default(),
             key_offsets: vec![0],
             key_data: Vec::new(),
             value_offsets: vec![0],
             value_data: Vec::new(),
-            value_valid: Vec::new(),
+            value_valid: Validity::default(),
         }
     }
 
@@ -182,20 +184,26 @@ impl HeaderColumns {
 
     fn push_header(&mut self, key: &[u8], value: Option<&[u8]>) {
         match std::str::from_utf8(key) {
-            Ok(_) => self.key_data.extend_from_slice(key),
-            Err(_) => self
-                .key_data
-                .extend_from_slice(String::from_utf8_lossy(key).as_bytes()),
+            Ok(_) => append_bytes(&mut self.key_data, key),
+            Err(_) => append_bytes(&mut self.key_data, String::from_utf8_lossy(key).as_bytes()),
         }
         self.key_offsets.push(self.key_data.len() as i32);
-        self.value_data.extend_from_slice(value.unwrap_or_default());
+        append_bytes(&mut self.value_data, value.unwrap_or_default());
         self.value_offsets.push(self.value_data.len() as i32);
-        self.value_valid.push(value.is_some());
+        if value.is_some() {
+            self.value_valid.valid();
+        } else {
+            self.value_valid.null();
+        }
     }
 
     fn end_record(&mut self, any: bool) {
         self.list_offsets.push((self.key_offsets.len() - 1) as i32);
-        self.list_valid.push(any);
+        if any {
+            self.list_valid.valid();
+        } else {
+            self.list_valid.null();
+        }
     }
 
     fn append_parsed_by_librdkafka(&mut self, m: *mut rd::rd_kafka_message_t) {
@@ -224,8 +232,14 @@ impl HeaderColumns {
         self.raw_read
     }
 
-    /// The `headers` column (`fields`: the struct's key and value fields).
-    pub fn finish(self, list_type: &DataType, fields: &Fields) -> ArrayRef {
+    /// The `headers` column, of `list_type` (the schema's: a list of key-value structs).
+    pub fn finish(mut self, list_type: &DataType) -> ArrayRef {
+        let DataType::List(item) = list_type else {
+            unreachable!("the headers column is a list")
+        };
+        let DataType::Struct(fields) = item.data_type() else {
+            unreachable!("a header is a struct")
+        };
         let keys = StringArray::try_new(
             OffsetBuffer::new(ScalarBuffer::from(self.key_offsets)),
             Buffer::from_vec(self.key_data),
@@ -235,26 +249,15 @@ impl HeaderColumns {
         let values = BinaryArray::new(
             OffsetBuffer::new(ScalarBuffer::from(self.value_offsets)),
             Buffer::from_vec(self.value_data),
-            nulls(self.value_valid),
+            self.value_valid.finish(),
         );
         let entries =
             StructArray::new(fields.clone(), vec![Arc::new(keys), Arc::new(values)], None);
-        let DataType::List(item) = list_type else {
-            unreachable!("the headers column is a list")
-        };
         Arc::new(ListArray::new(
             item.clone(),
             OffsetBuffer::new(ScalarBuffer::from(self.list_offsets)),
             Arc::new(entries),
-            nulls(self.list_valid),
+            self.list_valid.finish(),
         ))
-    }
-}
-
-fn nulls(valid: Vec<bool>) -> Option<NullBuffer> {
-    if valid.iter().all(|v| *v) {
-        None
-    } else {
-        Some(NullBuffer::from(valid))
     }
 }
