@@ -323,6 +323,18 @@ def find_python(version: str) -> Path | None:
     return None
 
 
+def _install_failure(stderr: str) -> str:
+    """What made an install fail, first: its error lines (a build's ``error:``, uv's ``hint:``, a
+    missing distribution), then the tail. A source build's setuptools warnings run to pages, and the
+    tail alone once showed only them, with the error itself cut off."""
+    errors = [
+        line.strip()
+        for line in stderr.splitlines()
+        if line.lstrip().lower().startswith(("error", "hint:", "×", "caused by", "fatal"))
+    ]
+    return "\n".join([*errors[-20:], "--- the end of stderr:", stderr[-3000:]])
+
+
 def _installer(venv_python: Path) -> list[str]:
     """The command that installs into ``venv_python``'s venv from the package index: uv (the test extra
     installs it) when it is there, as it installs pyspark into a fresh venv in seconds from its cache
@@ -376,7 +388,7 @@ def test_wheel_on_every_python(
         cwd=tmp_path,
         timeout=INSTALL_TIMEOUT_S,
     )
-    assert proc.returncode == 0, f"Python {version}: {proc.stderr[-4000:]}"
+    assert proc.returncode == 0, f"Python {version}: {_install_failure(proc.stderr)}"
     installed = time.monotonic()
 
     work = tmp_path / "work"
