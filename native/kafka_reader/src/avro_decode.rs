@@ -13,11 +13,11 @@
 //! The Spark types (enum as string, millisecond timestamps in microseconds, ...) are applied by
 //! the caller with Arrow casts: this module returns arrow-avro's own types.
 
-use arrow_array::{Array, ArrayRef, BinaryArray, LargeBinaryArray, RecordBatch};
+use crate::columns::BinaryValues;
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_avro::reader::{Decoder, DecoderMode, ReaderBuilder};
 use arrow_avro::schema::{AvroSchema, Fingerprint, FingerprintAlgorithm, SchemaStore};
 use arrow_pyarrow::{FromPyArrow, ToPyArrow};
-use arrow_schema::DataType;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
@@ -138,18 +138,9 @@ impl AvroBatchDecoder {
             None => build(&self.writer, self.reader.as_deref()).map_err(PyValueError::new_err)?,
         };
         let (decoder, result) = py.detach(move || {
-            let result = match column.data_type() {
-                DataType::Binary => {
-                    let a = column.as_any().downcast_ref::<BinaryArray>().unwrap();
-                    decode_all(&mut decoder, a.iter().map(|v| v.unwrap_or(&[])))
-                }
-                DataType::LargeBinary => {
-                    let a = column.as_any().downcast_ref::<LargeBinaryArray>().unwrap();
-                    decode_all(&mut decoder, a.iter().map(|v| v.unwrap_or(&[])))
-                }
-                other => Err(Failure::Other(format!(
-                    "expected binary datums, got {other}"
-                ))),
+            let result = match BinaryValues::of(&column) {
+                Ok(values) => decode_all(&mut decoder, values.or_empty()),
+                Err(e) => Err(Failure::Other(e)),
             };
             (decoder, result)
         });

@@ -27,8 +27,8 @@ use std::sync::Arc;
 
 use arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array,
-    Float64Array, Int32Array, Int64Array, LargeBinaryArray, ListArray, MapArray, NullArray,
-    StringArray, StructArray, Time64MicrosecondArray, TimestampMicrosecondArray,
+    Float64Array, Int32Array, Int64Array, ListArray, MapArray, NullArray, StringArray, StructArray,
+    Time64MicrosecondArray, TimestampMicrosecondArray,
 };
 use arrow_buffer::{BooleanBuffer, Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_pyarrow::ToPyArrow;
@@ -38,7 +38,7 @@ use pyo3::prelude::*;
 use serde_json::{Map, Value};
 
 use crate::avro_decode::{datums, AvroBatchError};
-use crate::columns::{append_bytes, Validity};
+use crate::columns::{append_bytes, BinaryValues, Validity};
 
 /// A datum that could not be read; the message is formatted only when it is raised.
 #[derive(Debug)]
@@ -1244,16 +1244,9 @@ impl AvroDirectDecoder {
         let mut col = self.columns.take().unwrap_or_else(|| self.template.clone());
         let (col, result) = py.detach(move || {
             let rows = column.len();
-            let result = match column.data_type() {
-                DataType::Binary => {
-                    let a = column.as_any().downcast_ref::<BinaryArray>().unwrap();
-                    decode_rows(&mut col, a.iter().map(|v| v.unwrap_or(&[])), rows, skip)
-                }
-                DataType::LargeBinary => {
-                    let a = column.as_any().downcast_ref::<LargeBinaryArray>().unwrap();
-                    decode_rows(&mut col, a.iter().map(|v| v.unwrap_or(&[])), rows, skip)
-                }
-                other => Err((-1, format!("expected binary datums, got {other}"))),
+            let result = match BinaryValues::of(&column) {
+                Ok(values) => decode_rows(&mut col, values.or_empty(), rows, skip),
+                Err(e) => Err((-1, e)),
             };
             (col, result)
         });

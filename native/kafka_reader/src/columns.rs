@@ -1,8 +1,12 @@
 //! Column-building helpers the compiled decoders and the reader's headers share (`avro_direct.rs`,
 //! `protobuf_decode.rs`, `record_headers.rs`): appending short byte strings without a `memcpy`
-//! call, and validity kept lazily.
+//! call, validity kept lazily, and the payload column's values whatever its offset width.
 
+use arrow_array::cast::AsArray;
+use arrow_array::iterator::ArrayIter;
+use arrow_array::{Array, BinaryArray, LargeBinaryArray};
 use arrow_buffer::NullBuffer;
+use arrow_schema::DataType;
 
 /// `out.extend_from_slice(value)`, with the short values most strings are (names, codes, tags)
 /// copied by two overlapping word moves instead of a call to `memcpy` (which profiles showed at
@@ -82,5 +86,39 @@ impl Validity {
     pub(crate) fn finish(&mut self) -> Option<NullBuffer> {
         self.len = 0;
         self.bits.take().map(NullBuffer::from)
+    }
+}
+
+/// The values of a payload column, Binary or LargeBinary alike (`None` for a null): the one place
+/// the compiled decoders and the header scan take their input column apart.
+pub(crate) enum BinaryValues<'a> {
+    Binary(ArrayIter<&'a BinaryArray>),
+    Large(ArrayIter<&'a LargeBinaryArray>),
+}
+
+impl<'a> BinaryValues<'a> {
+    pub(crate) fn of(column: &'a dyn Array) -> Result<Self, String> {
+        match column.data_type() {
+            DataType::Binary => Ok(Self::Binary(column.as_binary::<i32>().iter())),
+            DataType::LargeBinary => Ok(Self::Large(column.as_binary::<i64>().iter())),
+            other => Err(format!("expected a binary column, got {other}")),
+        }
+    }
+
+    /// The values with a null read as empty (for columns already checked to have none).
+    pub(crate) fn or_empty(self) -> impl Iterator<Item = &'a [u8]> {
+        self.map(|v| v.unwrap_or(&[]))
+    }
+}
+
+impl<'a> Iterator for BinaryValues<'a> {
+    type Item = Option<&'a [u8]>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Self::Binary(values) => values.next(),
+            Self::Large(values) => values.next(),
+        }
     }
 }

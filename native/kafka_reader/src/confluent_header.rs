@@ -1,9 +1,9 @@
 //! `confluent_schema_ids`: the schema id in the Confluent wire format's header of each payload,
 //! for every registry format (`connectors/formats/record_decoder.py` groups a batch by it).
 
-use arrow_array::{Array, BinaryArray, Int64Array, LargeBinaryArray, RecordBatch};
+use crate::columns::BinaryValues;
+use arrow_array::{Array, Int64Array, RecordBatch};
 use arrow_pyarrow::{FromPyArrow, ToPyArrow};
-use arrow_schema::DataType;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -27,27 +27,10 @@ pub fn confluent_schema_ids<'py>(
         Some([0, a, b, c, d, ..]) => i64::from(u32::from_be_bytes([*a, *b, *c, *d])),
         _ => -1,
     };
-    let ids: Int64Array = match column.data_type() {
-        DataType::Binary => column
-            .as_any()
-            .downcast_ref::<BinaryArray>()
-            .unwrap()
-            .iter()
-            .map(|v| Some(id(v)))
-            .collect(),
-        DataType::LargeBinary => column
-            .as_any()
-            .downcast_ref::<LargeBinaryArray>()
-            .unwrap()
-            .iter()
-            .map(|v| Some(id(v)))
-            .collect(),
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "expected binary payloads, got {other}"
-            )))
-        }
-    };
+    let ids: Int64Array = BinaryValues::of(&column)
+        .map_err(PyValueError::new_err)?
+        .map(|v| Some(id(v)))
+        .collect();
     ids.to_data().to_pyarrow(py)
 }
 

@@ -38,12 +38,13 @@
 //! other type in a string column becomes its JSON text exactly as `json.dumps` writes it (`", "` and
 //! `": "` separators, ASCII with `\uXXXX` escapes, Python's float repr).
 
+use crate::columns::BinaryValues;
 use std::io::Write;
 use std::sync::Arc;
 
 use arrow_array::{
-    Array, ArrayRef, BinaryArray, BooleanArray, Float64Array, Int64Array, LargeBinaryArray,
-    ListArray, MapArray, StringArray, StructArray,
+    Array, ArrayRef, BooleanArray, Float64Array, Int64Array, ListArray, MapArray, StringArray,
+    StructArray,
 };
 use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_pyarrow::{FromPyArrow, ToPyArrow};
@@ -663,16 +664,9 @@ impl JsonBatchDecoder {
         }
         let arrow_type = &self.arrow_type;
         let validator = self.validator.as_ref();
-        let result = py.detach(|| match column.data_type() {
-            DataType::Binary => {
-                let a = column.as_any().downcast_ref::<BinaryArray>().unwrap();
-                decode_rows(arrow_type, validator, a.iter().map(|v| v.unwrap_or(&[])))
-            }
-            DataType::LargeBinary => {
-                let a = column.as_any().downcast_ref::<LargeBinaryArray>().unwrap();
-                decode_rows(arrow_type, validator, a.iter().map(|v| v.unwrap_or(&[])))
-            }
-            other => Err((-1, format!("expected binary payloads, got {other}"))),
+        let result = py.detach(|| match BinaryValues::of(&column) {
+            Ok(values) => decode_rows(arrow_type, validator, values.or_empty()),
+            Err(e) => Err((-1, e)),
         });
         match result {
             Ok(arr) => arr.to_data().to_pyarrow(py),

@@ -33,11 +33,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::columns::{append_bytes, Validity};
+use crate::columns::{append_bytes, BinaryValues, Validity};
 use arrow_array::types::{DurationMicrosecondType, TimestampMicrosecondType};
 use arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, Float32Array, Float64Array, Int32Array, Int64Array,
-    LargeBinaryArray, ListArray, MapArray, PrimitiveArray, StringArray, StructArray,
+    ListArray, MapArray, PrimitiveArray, StringArray, StructArray,
 };
 use arrow_buffer::{BooleanBufferBuilder, Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_pyarrow::{FromPyArrow, ToPyArrow};
@@ -1021,16 +1021,9 @@ impl ProtobufBatchDecoder {
             .take()
             .ok_or_else(|| PyValueError::new_err("decoder in use"))?;
         let (root, result) = py.detach(move || {
-            let out = match column.data_type() {
-                DataType::Binary => {
-                    let a = column.as_any().downcast_ref::<BinaryArray>().unwrap();
-                    decode_rows(&mut root, a.iter().map(|v| v.unwrap_or(&[])), &indexes)
-                }
-                DataType::LargeBinary => {
-                    let a = column.as_any().downcast_ref::<LargeBinaryArray>().unwrap();
-                    decode_rows(&mut root, a.iter().map(|v| v.unwrap_or(&[])), &indexes)
-                }
-                other => Err((-1, format!("expected binary payloads, got {other}"))),
+            let out = match BinaryValues::of(&column) {
+                Ok(values) => decode_rows(&mut root, values.or_empty(), &indexes),
+                Err(e) => Err((-1, e)),
             };
             if out.is_err() {
                 let _ = root.finish(); // drop the half-built columns: the next call starts clean

@@ -105,9 +105,12 @@ def both(text: str, name: str | None, payloads: list[bytes], writer: str | None 
     assert dec.native
     native = dec.decode_arrow(pa.array(payloads, pa.binary()), writer or text)
     assert native is not None, "the native decoder refused a payload the runtime reads"
+    large = dec.decode_arrow(pa.array(payloads, pa.large_binary()), writer or text)
+    assert large is not None and large.type == native.type
     reference = dec.to_arrow(dec.decode_group(payloads, writer or text))
     assert native.type == reference.type == dec.arrow_type
     mine = [_normal(v, native.type) for v in native.to_pylist()]
+    assert [_normal(v, large.type) for v in large.to_pylist()] == mine  # 64-bit offsets alike
     theirs = [_normal(v, reference.type) for v in reference.to_pylist()]
     for i, (a, b) in enumerate(zip(mine, theirs, strict=True)):
         assert a == b, f"payload {i}: native {a} != runtime {b}"

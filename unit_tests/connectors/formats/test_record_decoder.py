@@ -12,6 +12,7 @@ import pytest
 
 from connector_base import InvalidOptionError, MalformedRecordError
 from connectors.formats.format_options import RecordFormatOptions
+from connectors.formats.native_module import compiled_class
 from connectors.formats.reader_schemas import ReaderSchema, from_metadata, to_metadata
 from connectors.formats.record_decoder import RecordDecoder, confluent_header
 from connectors.formats.registry_client import RegistryOptions, public_url
@@ -65,6 +66,11 @@ def test_confluent_header_reads_ids_and_flags_bad_records(native: bool) -> None:
     assert valid.tolist() == [True, True, True]
     assert ok.tolist() == [False, False, True] and ids.tolist() == [-1, -1, 2**32 - 1]
     assert confluent_header(pa.array([], pa.binary()), native)[2].tolist() == []
+    assert confluent_header(col.cast(pa.large_binary()), native)[2].tolist() == [258, -1, -1, -1, 2**32 - 1]
+    scan = compiled_class("confluent_schema_ids", None)
+    if native and scan is not None:  # the compiled scan takes 64-bit offsets as they are
+        large = pa.RecordBatch.from_arrays([col.cast(pa.large_binary())], names=["p"])
+        assert scan(large).to_pylist() == [258, -1, -1, -1, 2**32 - 1]
 
 
 def test_columns_layout_and_null_values() -> None:
