@@ -138,6 +138,39 @@ fn zigzag64(n: u64) -> i64 {
 
 // ---- the plan, from Python ----
 
+/// A set of field indexes (a word per 64 fields: most messages need one).
+struct Bits {
+    words: Vec<u64>,
+}
+
+impl Bits {
+    fn new(n: usize) -> Self {
+        Bits {
+            words: vec![0; n.div_ceil(64).max(1)],
+        }
+    }
+
+    #[inline(always)]
+    fn clear(&mut self) {
+        self.words.iter_mut().for_each(|w| *w = 0);
+    }
+
+    #[inline(always)]
+    fn get(&self, i: usize) -> bool {
+        self.words[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    #[inline(always)]
+    fn set(&mut self, i: usize) {
+        self.words[i / 64] |= 1 << (i % 64);
+    }
+
+    #[inline(always)]
+    fn unset(&mut self, i: usize) {
+        self.words[i / 64] &= !(1 << (i % 64));
+    }
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Enc {
     Varint,
@@ -197,6 +230,8 @@ enum Leaf {
 
 struct Col {
     leaf: Leaf,
+    /// The wire type the leaf is written with (fixed by the leaf, read per value).
+    wt: u8,
     nulls: Validity,
     dt: DataType,
 }
@@ -234,7 +269,9 @@ struct Msg {
     fields: Vec<FieldPlan>,
     by_number: HashMap<u32, usize>,
     dense: Vec<i32>, // field number -> index (-1: unknown), for numbers below its length
-    slots: Vec<Option<Wire>>,
+    seen: Bits,      // per field: a value of this row is in its column
+    singles: Bits,   // the singular fields
+    repeated: Vec<usize>, // the list and map fields
     oneof_last: Vec<i32>,
     nulls: Validity,
     len: usize,
@@ -330,8 +367,10 @@ fn new_leaf(plan: &Bound<'_, PyDict>, dt: &DataType) -> PyResult<Leaf> {
 }
 
 fn new_col(plan: &Bound<'_, PyDict>, dt: &DataType) -> PyResult<Col> {
+    let leaf = new_leaf(plan, dt)?;
     Ok(Col {
-        leaf: new_leaf(plan, dt)?,
+        wt: leaf.wire_type(),
+        leaf,
         nulls: Validity::default(),
         dt: dt.clone(),
     })
@@ -439,12 +478,22 @@ impl Msg {
             }
         }
         let n = fields.len();
+        let mut singles = Bits::new(n);
+        let mut repeated = Vec::new();
+        for (i, f) in fields.iter().enumerate() {
+            match f.body {
+                Body::Single(_) => singles.set(i),
+                Body::List(_) | Body::Map(_) => repeated.push(i),
+            }
+        }
         Ok(Msg {
             full_name,
             fields,
             by_number,
             dense,
-            slots: vec![None; n],
+            seen: Bits::new(n),
+            singles,
+            repeated,
             oneof_last: vec![-1; oneofs.max(0) as usize],
             nulls: Validity::default(),
             len: 0,
@@ -462,8 +511,14 @@ impl Msg {
     }
 
     /// One message (`buf` is its whole encoding) appended as a valid row.
+    ///
+    /// Each singular value is appended to its column where it is read; the few cases where a later
+    /// value replaces it (the field written again: the last wins; another member of its oneof) take
+    /// the earlier value back out of its column (`Col::pop`) after the checks the runtime's parse
+    /// makes of it (`dropped`). Fields not written (or displaced) get their default or a null once
+    /// the message ends.
     fn decode(&mut self, buf: &[u8]) -> R<()> {
-        self.slots.iter_mut().for_each(|s| *s = None);
+        self.seen.clear();
         self.oneof_last.iter_mut().for_each(|o| *o = -1);
         let mut pos = 0;
         while pos < buf.len() {
@@ -480,34 +535,28 @@ impl Msg {
             let f = &mut self.fields[i];
             match &mut f.body {
                 Body::Single(col) => {
-                    let expected = col.wire_type();
-                    if wt != expected {
-                        return Err(format!(
-                            "field {} has wire type {wt}, expected {expected}",
-                            f.name
-                        ));
+                    if self.seen.get(i) {
+                        col.take_back()
+                            .map_err(|e| format!("field {}: {e}", f.name))?;
                     }
-                    let value = read(buf, &mut pos, wt)?;
-                    if let Some(old) = self.slots[i] {
-                        dropped(col, buf, old).map_err(|e| format!("field {}: {e}", f.name))?;
-                    }
-                    self.slots[i] = Some(value);
+                    col.read_single(buf, &mut pos, wt, !f.presence)
+                        .map_err(|e| format!("field {}: {e}", f.name))?;
+                    self.seen.set(i);
                     if f.oneof >= 0 {
                         let o = f.oneof as usize;
                         let last = std::mem::replace(&mut self.oneof_last[o], i as i32);
-                        if last >= 0 && last as usize != i {
-                            let prev = &self.fields[last as usize];
-                            if let (Some(old), Body::Single(col)) =
-                                (self.slots[last as usize], &prev.body)
-                            {
-                                dropped(col, buf, old)
+                        if last >= 0 && last as usize != i && self.seen.get(last as usize) {
+                            let prev = &mut self.fields[last as usize];
+                            if let Body::Single(col) = &mut prev.body {
+                                col.take_back()
                                     .map_err(|e| format!("field {}: {e}", prev.name))?;
                             }
+                            self.seen.unset(last as usize);
                         }
                     }
                 }
                 Body::List(list) => {
-                    let expected = list.child.wire_type();
+                    let expected = list.child.wt;
                     if wt == expected {
                         let value = read(buf, &mut pos, wt)?;
                         list.child
@@ -540,26 +589,23 @@ impl Msg {
                 }
             }
         }
-        for (i, f) in self.fields.iter_mut().enumerate() {
-            match &mut f.body {
+        for &i in &self.repeated {
+            match &mut self.fields[i].body {
                 Body::List(list) => list.offsets.push(list.child.len() as i32),
                 Body::Map(map) => map.offsets.push(map.keys.len() as i32),
-                Body::Single(col) => {
-                    let mut slot = self.slots[i];
-                    if f.oneof >= 0 && self.oneof_last[f.oneof as usize] != i as i32 {
-                        slot = None;
-                    }
-                    if let Some(v) = slot {
-                        if !f.presence && col.is_zero(v) {
-                            slot = None;
-                        }
-                    }
-                    match (slot, &f.default) {
-                        (Some(v), _) => col
-                            .append(buf, v)
-                            .map_err(|e| format!("field {}: {e}", f.name))?,
-                        (None, Some(d)) => col.append_default(d),
-                        (None, None) => col.append_null(),
+                Body::Single(_) => unreachable!("a singular field among the repeated ones"),
+            }
+        }
+        for (w, (&single, &seen)) in self.singles.words.iter().zip(&self.seen.words).enumerate() {
+            let mut missing = single & !seen; // not written, or displaced within its oneof
+            while missing != 0 {
+                let i = w * 64 + missing.trailing_zeros() as usize;
+                missing &= missing - 1;
+                let f = &mut self.fields[i];
+                if let Body::Single(col) = &mut f.body {
+                    match &f.default {
+                        Some(d) => col.append_default(d),
+                        None => col.append_null(),
                     }
                 }
             }
@@ -635,40 +681,38 @@ impl ListCol {
 }
 
 impl MapCol {
+    /// One map entry (key = 1, value = 2) appended to the keys and values.
     fn entry(&mut self, buf: &[u8]) -> R<()> {
-        let (mut key, mut value) = (None, None);
+        let (mut has_key, mut has_value) = (false, false);
         let mut pos = 0;
         while pos < buf.len() {
             let tag = varint(buf, &mut pos)?;
             let wt = (tag & 7) as u8;
-            let col = match tag >> 3 {
-                1 => &self.keys,
-                2 => &self.values,
+            let (col, seen) = match tag >> 3 {
+                1 => (&mut self.keys, &mut has_key),
+                2 => (&mut self.values, &mut has_value),
                 0 => return Err("field number 0".into()),
                 _ => {
                     read(buf, &mut pos, wt)?;
                     continue;
                 }
             };
-            if wt != col.wire_type() {
-                return Err(format!("entry field {} has wire type {wt}", tag >> 3));
+            if *seen {
+                col.take_back()?; // written twice in one entry: the last wins, as for fields
             }
-            let v = read(buf, &mut pos, wt)?;
-            let slot = if tag >> 3 == 1 { &mut key } else { &mut value };
-            if let Some(old) = slot.replace(v) {
-                dropped(col, buf, old)?; // written twice in one entry: the last wins, as for fields
-            }
+            col.read_single(buf, &mut pos, wt, false)
+                .map_err(|e| format!("entry field {}: {e}", tag >> 3))?;
+            *seen = true;
         }
-        let (Some(k), Some(v)) = (key, value) else {
+        if !(has_key && has_value) {
             return Err("an entry without its key or value".into());
-        };
-        self.keys.append(buf, k)?;
+        }
         let last = self.keys.len() - 1;
         let first = *self.offsets.last().unwrap() as usize;
         if (first..last).any(|j| self.keys.same(j, last)) {
             return Err("a key written twice (the last entry wins in Protobuf)".into());
         }
-        self.values.append(buf, v)
+        Ok(())
     }
 
     fn finish(&mut self) -> R<ArrayRef> {
@@ -689,6 +733,17 @@ impl MapCol {
     }
 }
 
+impl Leaf {
+    fn wire_type(&self) -> u8 {
+        match self {
+            Leaf::I32(Enc::Fixed, _) | Leaf::F32(_) => 5,
+            Leaf::I64(Enc::Fixed, _) | Leaf::F64(_) => 1,
+            Leaf::I32(..) | Leaf::I64(..) | Leaf::Bool(_) | Leaf::Enum { .. } => 0,
+            Leaf::Bytes { .. } | Leaf::Msg(_) | Leaf::Time { .. } => 2,
+        }
+    }
+}
+
 impl Col {
     /// Whether values `i` and `j` are equal (map keys: integers, booleans, strings).
     fn same(&self, i: usize, j: usize) -> bool {
@@ -703,13 +758,122 @@ impl Col {
         }
     }
 
-    fn wire_type(&self) -> u8 {
-        match &self.leaf {
-            Leaf::I32(Enc::Fixed, _) | Leaf::F32(_) => 5,
-            Leaf::I64(Enc::Fixed, _) | Leaf::F64(_) => 1,
-            Leaf::I32(..) | Leaf::I64(..) | Leaf::Bool(_) | Leaf::Enum { .. } => 0,
-            Leaf::Bytes { .. } | Leaf::Msg(_) | Leaf::Time { .. } => 2,
+    /// A singular field's value read from the wire and appended where it is read: a null where it
+    /// is its type's zero and `zero_is_null` (proto3's implicit presence: such a field reads as
+    /// unset).
+    #[inline(always)]
+    fn read_single(&mut self, buf: &[u8], pos: &mut usize, wt: u8, zero_is_null: bool) -> R<()> {
+        if wt != self.wt {
+            return Err(format!("wire type {wt}, expected {}", self.wt));
         }
+        let zero = match &mut self.leaf {
+            Leaf::I32(enc, out) => {
+                let v = match enc {
+                    Enc::Varint => varint(buf, pos)? as i32,
+                    Enc::Zigzag => zigzag32(varint(buf, pos)?),
+                    Enc::Fixed => fixed32(buf, pos)? as i32,
+                };
+                out.push(v);
+                v == 0
+            }
+            Leaf::I64(enc, out) => {
+                let v = match enc {
+                    Enc::Varint => varint(buf, pos)? as i64,
+                    Enc::Zigzag => zigzag64(varint(buf, pos)?),
+                    Enc::Fixed => fixed64(buf, pos)? as i64,
+                };
+                out.push(v);
+                v == 0
+            }
+            Leaf::F32(out) => {
+                let bits = fixed32(buf, pos)?;
+                out.push(f32::from_bits(bits));
+                bits == 0
+            }
+            Leaf::F64(out) => {
+                let bits = fixed64(buf, pos)?;
+                out.push(f64::from_bits(bits));
+                bits == 0
+            }
+            Leaf::Bool(out) => {
+                let v = varint(buf, pos)?;
+                out.append(v != 0);
+                v == 0
+            }
+            Leaf::Bytes { offsets, data, .. } => {
+                // UTF-8 (for strings) is checked once for the whole column in `finish`
+                let (s, e) = length(buf, pos)?;
+                append_bytes(data, &buf[s..e]);
+                offsets.push(i32::try_from(data.len()).map_err(|_| "more than 2 GiB of strings")?);
+                s == e
+            }
+            Leaf::Enum {
+                info,
+                offsets,
+                data,
+            } => {
+                let number = varint(buf, pos)? as i32;
+                if number == 0 && zero_is_null {
+                    offsets.push(*offsets.last().unwrap()); // no name for the null
+                } else {
+                    push_enum_name(info, offsets, data, number)?;
+                }
+                number == 0
+            }
+            Leaf::Msg(m) => {
+                let (s, e) = length(buf, pos)?;
+                m.decode(&buf[s..e])
+                    .map_err(|e| format!("{}: {e}", m.full_name))?;
+                false
+            }
+            Leaf::Time { v: out, .. } => {
+                let (s, e) = length(buf, pos)?;
+                out.push(micros(&buf[s..e])?);
+                false
+            }
+        };
+        if zero && zero_is_null {
+            self.nulls.null(); // the values pushed for a zero are the null placeholders
+        } else {
+            self.nulls.valid();
+        }
+        Ok(())
+    }
+
+    /// This row's value taken back out of the column, as a later value replaces it (the field
+    /// written again, or another member of its oneof), after the checks the runtime's parse made
+    /// of it: a string must still be valid UTF-8; a message would be merged (or parsed and
+    /// cleared), which this decoder does not do: refused.
+    fn take_back(&mut self) -> R<()> {
+        match &mut self.leaf {
+            Leaf::I32(_, v) => drop(v.pop()),
+            Leaf::I64(_, v) => drop(v.pop()),
+            Leaf::F32(v) => drop(v.pop()),
+            Leaf::F64(v) => drop(v.pop()),
+            Leaf::Bool(b) => b.truncate(b.len() - 1),
+            Leaf::Bytes {
+                utf8,
+                offsets,
+                data,
+            } => {
+                offsets.pop();
+                let start = *offsets.last().unwrap() as usize;
+                if *utf8 && std::str::from_utf8(&data[start..]).is_err() {
+                    return Err("a replaced string that is not valid UTF-8".into());
+                }
+                data.truncate(start);
+            }
+            Leaf::Enum { offsets, data, .. } => {
+                offsets.pop();
+                data.truncate(*offsets.last().unwrap() as usize);
+            }
+            Leaf::Msg(_) | Leaf::Time { .. } => {
+                return Err("a message value written twice (merged by Protobuf)".into());
+            }
+        }
+        let len = self.len();
+        self.nulls.truncate(len);
+        Ok(())
     }
 
     fn len(&self) -> usize {
@@ -721,21 +885,6 @@ impl Col {
             Leaf::Bool(b) => b.len(),
             Leaf::Bytes { offsets, .. } | Leaf::Enum { offsets, .. } => offsets.len() - 1,
             Leaf::Msg(m) => m.len,
-        }
-    }
-
-    /// Whether a proto3 implicit-presence value is its type's zero (then the field reads as unset).
-    fn is_zero(&self, v: Wire) -> bool {
-        match (&self.leaf, v) {
-            (
-                Leaf::I32(Enc::Varint, _) | Leaf::I32(Enc::Zigzag, _) | Leaf::Enum { .. },
-                Wire::Varint(n),
-            ) => n as u32 == 0,
-            (_, Wire::Varint(n)) => n == 0,
-            (_, Wire::F32(n)) => n == 0,
-            (_, Wire::F64(n)) => n == 0,
-            (Leaf::Msg(_) | Leaf::Time { .. }, _) => false,
-            (_, Wire::Len(s, e)) => s == e,
         }
     }
 
@@ -763,20 +912,7 @@ impl Col {
                     data,
                 },
                 Wire::Varint(n),
-            ) => {
-                let number = n as i32;
-                match info.name(number) {
-                    Some(name) => append_bytes(data, name.as_bytes()),
-                    None if info.closed => {
-                        return Err(format!("number {number} is not a value of the closed enum"));
-                    }
-                    None => {
-                        data.extend_from_slice(info.unknown_prefix.as_bytes());
-                        data.extend_from_slice(number.to_string().as_bytes());
-                    }
-                }
-                offsets.push(i32::try_from(data.len()).map_err(|_| "more than 2 GiB of strings")?);
-            }
+            ) => push_enum_name(info, offsets, data, n as i32)?,
             (Leaf::Msg(m), Wire::Len(s, e)) => m
                 .decode(&buf[s..e])
                 .map_err(|e| format!("{}: {e}", m.full_name))?,
@@ -877,21 +1013,27 @@ impl Col {
     }
 }
 
-/// A singular value that a later one replaces (last wins, or another member of its oneof): the
-/// runtime parsed it anyway, so a string must still be valid UTF-8; a message would be merged (or
-/// parsed and cleared), which this decoder does not do: refused.
-fn dropped(col: &Col, buf: &[u8], old: Wire) -> R<()> {
-    match (&col.leaf, old) {
-        (Leaf::Bytes { utf8: true, .. }, Wire::Len(s, e))
-            if std::str::from_utf8(&buf[s..e]).is_err() =>
-        {
-            Err("a replaced string that is not valid UTF-8".into())
+/// The name of enum value `number` appended (`UNKNOWN_ENUM_VALUE_<Enum>_<n>` for an unknown number
+/// of an open enum; refused for a closed one).
+#[inline(always)]
+fn push_enum_name(
+    info: &EnumInfo,
+    offsets: &mut Vec<i32>,
+    data: &mut Vec<u8>,
+    number: i32,
+) -> R<()> {
+    match info.name(number) {
+        Some(name) => append_bytes(data, name.as_bytes()),
+        None if info.closed => {
+            return Err(format!("number {number} is not a value of the closed enum"));
         }
-        (Leaf::Msg(_) | Leaf::Time { .. }, _) => {
-            Err("a message value written twice (merged by Protobuf)".into())
+        None => {
+            data.extend_from_slice(info.unknown_prefix.as_bytes());
+            data.extend_from_slice(number.to_string().as_bytes());
         }
-        _ => Ok(()),
     }
+    offsets.push(i32::try_from(data.len()).map_err(|_| "more than 2 GiB of strings")?);
+    Ok(())
 }
 
 /// `google.protobuf.Timestamp` / `Duration` (seconds = 1, nanos = 2) as microseconds.

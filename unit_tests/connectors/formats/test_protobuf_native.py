@@ -175,6 +175,18 @@ def test_wire_level_cases_equal_the_runtime() -> None:
         _len(26, b"") + _len(27, _len(1, b"type")),  # wrappers and Any set but (partly) empty
         _tag(29, 2) + _varint(0),  # proto3 optional set to "": present
         _tag(2, 0) + _varint(3) + _tag(7, 0) + _varint(2**64 - 1) + _tag(5, 5) + struct.pack("<I", 2**32 - 1),
+        # values taken back out of their columns when replaced: a oneof member displaced and then
+        # written again, an enum and a string first zero (null) then set, then set and zeroed again
+        _len(22, b"a") + _tag(23, 0) + _varint(5) + _len(22, b"b"),
+        _tag(16, 0) + _varint(0) + _tag(16, 0) + _varint(2) + _len(14, b"") + _len(14, b"xy"),
+        _tag(16, 0) + _varint(1) + _tag(16, 0) + _varint(0) + _len(14, b"xy") + _len(14, b""),
+        _tag(11, 5)
+        + struct.pack("<f", 1.5)
+        + _tag(11, 5)
+        + struct.pack("<f", 0.0)
+        + _tag(13, 0)
+        + _varint(1),
+        _tag(13, 0) + _varint(1) + _tag(13, 0) + _varint(0) + _tag(12, 1) + struct.pack("<d", 2.5),
     ]
     both(ALL_TYPES, "shop.v1.Order", [b"\x00" + c for c in cases])
 
