@@ -174,9 +174,14 @@ class ProtobufDecoder:
         return self._native_indexes[writer_schema]
 
     def decode_arrow(
-        self, payloads: pa.Array, writer_schema: str, references: Sequence[tuple[str, str]] = ()
+        self,
+        payloads: pa.Array,
+        writer_schema: str,
+        references: Sequence[tuple[str, str]] = (),
+        skip: int = 0,
     ) -> pa.Array | None:
-        """The group's payloads (binary without nulls, header stripped) decoded natively, or ``None``.
+        """The group's payloads (binary without nulls), each after its first ``skip`` bytes (a header
+        the caller has read), decoded natively, or ``None``.
 
         ``None``: the native decoder is absent or refused the group (the caller uses
         ``decode_group``, which isolates bad records). The result is in ``arrow_type``.
@@ -189,7 +194,8 @@ class ProtobufDecoder:
         from sparkflow_kafka_native import ProtobufBatchError
 
         try:
-            arr: pa.Array = self._native.decode(pa.RecordBatch.from_arrays([payloads], names=["p"]), indexes)
+            batch = pa.RecordBatch.from_arrays([payloads], names=["p"])
+            arr: pa.Array = self._native.decode(batch, indexes, skip)
         except ProtobufBatchError:
             return None
         return arr

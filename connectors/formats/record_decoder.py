@@ -150,6 +150,8 @@ class _PayloadDecoder:
             )
         rows = np.flatnonzero(well_formed)
         present = ids[rows]
+        if len(present) and present.min() == present.max():  # one writer schema: the common case
+            return {int(present[0]): rows}, HEADER_BYTES
         return {int(k): rows[present == k] for k in np.unique(present)}, HEADER_BYTES
 
     def _writer_for_group(
@@ -203,12 +205,14 @@ class _PayloadDecoder:
                 continue
             whole = len(rows) == n
             framed = column if whole else column.take(pa.array(rows))
-            group = None if isinstance(self.codec, AvroDecoder) else _strip(framed, skip)
-            if isinstance(self.codec, AvroDecoder):  # its direct decoder skips the headers itself
+            group = None  # the payloads without their headers: the compiled decoders skip them
+            if isinstance(self.codec, AvroDecoder):
                 arr = self.codec.decode_arrow(framed, writer, skip)
             elif isinstance(self.codec, ProtobufDecoder):
-                arr = self.codec.decode_arrow(group, writer, self._writer_references.get(schema_id, ()))
+                references = self._writer_references.get(schema_id, ())
+                arr = self.codec.decode_arrow(framed, writer, references, skip)
             else:
+                group = _strip(framed, skip)
                 arr = self.codec.decode_arrow(group, writer)
             if arr is None:  # refused by the native decoder: the pure one, record by record
                 group = _strip(framed, skip) if group is None else group

@@ -1108,8 +1108,12 @@ fn decode_rows<'a>(
     root: &mut Msg,
     rows: impl Iterator<Item = &'a [u8]>,
     expected: &[i64],
+    skip: usize,
 ) -> Result<ArrayRef, (i64, String)> {
     for (row, p) in rows.enumerate() {
+        let Some(p) = p.get(skip..) else {
+            return Err((row as i64, format!("shorter than its {skip}-byte header")));
+        };
         let mut pos = 0;
         let matches = indexes_match(p, &mut pos, expected).map_err(|e| (row as i64, e))?;
         if !matches {
@@ -1140,16 +1144,18 @@ impl ProtobufBatchDecoder {
         })
     }
 
-    /// The payloads of column 0 of `batch` (binary, no nulls; each `message indexes + message`,
-    /// the 5-byte Confluent header already stripped) decoded into one pyarrow StructArray of the
-    /// plan's Arrow type. `indexes`: the reader message's index path in the writer schema; a
-    /// payload with other indexes is refused. Raises ProtobufBatchError `(row, message)` for the
-    /// first payload refused.
+    /// The payloads of column 0 of `batch` (binary, no nulls; each `message indexes + message`
+    /// after its first `skip` bytes, a header the caller has read) decoded into one pyarrow
+    /// StructArray of the plan's Arrow type. `indexes`: the reader message's index path in the
+    /// writer schema; a payload with other indexes is refused. Raises ProtobufBatchError
+    /// `(row, message)` for the first payload refused.
+    #[pyo3(signature = (batch, indexes, skip=0))]
     fn decode<'py>(
         &mut self,
         py: Python<'py>,
         batch: &Bound<'py, PyAny>,
         indexes: Vec<i64>,
+        skip: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
         let input = arrow_array::RecordBatch::from_pyarrow_bound(batch)?;
         if input.num_columns() != 1 || input.column(0).null_count() > 0 {
@@ -1164,7 +1170,7 @@ impl ProtobufBatchDecoder {
             .ok_or_else(|| PyValueError::new_err("decoder in use"))?;
         let (root, result) = py.detach(move || {
             let out = match BinaryValues::of(&column) {
-                Ok(values) => decode_rows(&mut root, values.or_empty(), &indexes),
+                Ok(values) => decode_rows(&mut root, values.or_empty(), &indexes, skip),
                 Err(e) => Err((-1, e)),
             };
             if out.is_err() {
