@@ -558,18 +558,16 @@ impl Msg {
                 Body::List(list) => {
                     let expected = list.child.wt;
                     if wt == expected {
-                        let value = read(buf, &mut pos, wt)?;
                         list.child
-                            .append(buf, value)
+                            .read_single(buf, &mut pos, wt, false)
                             .map_err(|e| format!("field {}: {e}", f.name))?;
                     } else if wt == 2 && expected != 2 {
                         let (s, e) = length(buf, &mut pos)?;
                         let packed = &buf[s..e];
                         let mut p = 0;
                         while p < packed.len() {
-                            let value = read(packed, &mut p, expected)?;
                             list.child
-                                .append(packed, value)
+                                .read_single(packed, &mut p, expected, false)
                                 .map_err(|e| format!("field {}: {e}", f.name))?;
                         }
                     } else {
@@ -758,9 +756,9 @@ impl Col {
         }
     }
 
-    /// A singular field's value read from the wire and appended where it is read: a null where it
-    /// is its type's zero and `zero_is_null` (proto3's implicit presence: such a field reads as
-    /// unset).
+    /// A value (a singular field, a list element, a map key or value) read from the wire and
+    /// appended where it is read: a null where it is its type's zero and `zero_is_null` (proto3's
+    /// implicit presence: such a field reads as unset).
     #[inline(always)]
     fn read_single(&mut self, buf: &[u8], pos: &mut usize, wt: u8, zero_is_null: bool) -> R<()> {
         if wt != self.wt {
@@ -886,41 +884,6 @@ impl Col {
             Leaf::Bytes { offsets, .. } | Leaf::Enum { offsets, .. } => offsets.len() - 1,
             Leaf::Msg(m) => m.len,
         }
-    }
-
-    #[inline(always)]
-    fn append(&mut self, buf: &[u8], v: Wire) -> R<()> {
-        match (&mut self.leaf, v) {
-            (Leaf::I32(Enc::Zigzag, out), Wire::Varint(n)) => out.push(zigzag32(n)),
-            (Leaf::I32(_, out), Wire::Varint(n)) => out.push(n as i32),
-            (Leaf::I32(_, out), Wire::F32(n)) => out.push(n as i32),
-            (Leaf::I64(Enc::Zigzag, out), Wire::Varint(n)) => out.push(zigzag64(n)),
-            (Leaf::I64(_, out), Wire::Varint(n)) => out.push(n as i64),
-            (Leaf::I64(_, out), Wire::F64(n)) => out.push(n as i64),
-            (Leaf::F32(out), Wire::F32(n)) => out.push(f32::from_bits(n)),
-            (Leaf::F64(out), Wire::F64(n)) => out.push(f64::from_bits(n)),
-            (Leaf::Bool(out), Wire::Varint(n)) => out.append(n != 0),
-            (Leaf::Bytes { offsets, data, .. }, Wire::Len(s, e)) => {
-                // UTF-8 (for strings) is checked once for the whole column in `finish`
-                append_bytes(data, &buf[s..e]);
-                offsets.push(i32::try_from(data.len()).map_err(|_| "more than 2 GiB of strings")?);
-            }
-            (
-                Leaf::Enum {
-                    info,
-                    offsets,
-                    data,
-                },
-                Wire::Varint(n),
-            ) => push_enum_name(info, offsets, data, n as i32)?,
-            (Leaf::Msg(m), Wire::Len(s, e)) => m
-                .decode(&buf[s..e])
-                .map_err(|e| format!("{}: {e}", m.full_name))?,
-            (Leaf::Time { v: out, .. }, Wire::Len(s, e)) => out.push(micros(&buf[s..e])?),
-            _ => return Err("unexpected wire value".into()),
-        }
-        self.nulls.valid();
-        Ok(())
     }
 
     fn append_null(&mut self) {
