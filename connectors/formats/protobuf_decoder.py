@@ -21,7 +21,10 @@ reference and isolates bad records for the parse mode.
 
 The Python path: parsing is the ``protobuf`` runtime's (upb, C): one ``FromString`` per record, then
 a per-message converter (closures built once from the descriptor) turns the set fields
-(``ListFields``) into the values ``pyarrow.array`` takes in one call per batch. This is Python code
+(``ListFields``) into the values ``pyarrow.array`` takes in one call per batch. Maps are parsed as
+lists of their entries (``map_entries_in_wire_order``), so that their entries keep the wire's order
+as Spark's and the native decoder's do; a key written twice keeps its first place and its last
+value (Protobuf's rule; Spark's ``from_protobuf`` keeps both entries). This is Python code
 per record: measured figures of both paths are in docs/formats.md. ptars (Rust, protobuf -> Arrow
 in batches, 0.0.x) was weighed: a 0.0 release whose type mapping is not Spark's (timestamps, enums,
 unsigned integers).
@@ -43,6 +46,7 @@ from connectors.formats.protobuf_schema import (
     ProtobufSchemaError,
     ProtoSchema,
     decode_message_indexes,
+    map_entries_in_wire_order,
 )
 from connectors.formats.protobuf_types import is_duration, is_repeated, is_timestamp, message_arrow_types
 
@@ -85,15 +89,16 @@ def _element(fd: Any, wire: pa.DataType) -> Callable[[Any], Any] | None:
 
 def _field_converter(fd: Any, wire: pa.DataType) -> Callable[[Any], Any] | None:
 
-    if pa.types.is_map(wire):
+    if pa.types.is_map(wire):  # parsed as a list of entry messages (``map_entries_in_wire_order``)
         entry = fd.message_type
-        key = _element(entry.fields_by_name["key"], wire.key_type)
-        value = _element(entry.fields_by_name["value"], wire.item_type)
-        if key is None and value is None:
-            return lambda m: list(m.items())
-        kf = key or (lambda k: k)
-        vf = value or (lambda v: v)
-        return lambda m: [(kf(k), vf(v)) for k, v in m.items()]
+        key = _element(entry.fields_by_name["key"], wire.key_type) or (lambda k: k)
+        value = _element(entry.fields_by_name["value"], wire.item_type) or (lambda v: v)
+
+        def pairs(entries: Any) -> list[tuple[Any, Any]]:
+            kept = {e.key: e.value for e in entries}  # a key written again: first place, last value
+            return [(key(k), value(v)) for k, v in kept.items()]
+
+        return pairs
     if is_repeated(fd):
         item = _element(fd, wire.value_type)
         return list if item is None else (lambda values: [item(v) for v in values])
@@ -145,9 +150,10 @@ class ProtobufDecoder:
 
         self.schema = ProtoSchema.compile(reader_schema, references)
         self.message = self.schema.message(message_name)
-        self._class = message_factory.GetMessageClass(self.message)
         self._wire_type, self.arrow_type = message_arrow_types(self.message)
-        self._convert = _message_converter(self.message, self._wire_type)
+        parsed = map_entries_in_wire_order(self.message)  # maps in wire order, as Spark reads them
+        self._class = message_factory.GetMessageClass(parsed)
+        self._convert = _message_converter(parsed, self._wire_type)
         self._writers: dict[str, ProtoSchema] = {}
         self._checked: dict[tuple[str, tuple[int, ...]], Exception | None] = {}
         self._native: Any = None

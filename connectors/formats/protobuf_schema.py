@@ -44,6 +44,7 @@ __all__ = [
     "decode_message_indexes",
     "encode_message_indexes",
     "is_serialized_descriptor",
+    "map_entries_in_wire_order",
 ]
 
 MAIN_FILE = "registry_schema.proto"
@@ -255,6 +256,40 @@ _WKT_NAMES = (
     "google/protobuf/timestamp.proto",
     "google/protobuf/wrappers.proto",
 )
+
+
+def map_entries_in_wire_order(message: Any) -> Any:
+    """``message`` again, in a pool of its own where every map field is a repeated entry message.
+
+    The protobuf runtime keeps a map field in a hash table and iterates it in the table's order, so
+    the entries' order on the wire (what Spark's ``from_protobuf`` and the native decoder keep) is
+    lost, and it differs between processes. Parsed with this copy, the same bytes give the entries
+    as a list in wire order (duplicate keys included); the wire format of a map is exactly that of
+    a repeated entry message, so nothing else changes.
+    """
+    from google.protobuf import descriptor_pb2, descriptor_pool
+
+    def unmap(messages: Any) -> None:
+        for m in messages:
+            m.options.ClearField("map_entry")
+            unmap(m.nested_type)
+
+    pool = descriptor_pool.DescriptorPool()
+    added: set[str] = set()
+
+    def add(file: Any) -> None:
+        if file.name in added:
+            return
+        for dep in file.dependencies:
+            add(dep)
+        proto = descriptor_pb2.FileDescriptorProto()
+        file.CopyToProto(proto)
+        unmap(proto.message_type)
+        pool.AddSerializedFile(proto.SerializeToString())
+        added.add(file.name)
+
+    add(message.file)
+    return pool.FindMessageTypeByName(message.full_name)
 
 
 def _all_messages(messages: Sequence[Any]) -> list[str]:

@@ -7,7 +7,9 @@ Both are compared as Arrow values and as Spark type strings, field by field.
 
 The package mirror these machines reach does not serve spark-protobuf (no version of
 ``org.apache.spark:spark-protobuf_2.13`` resolved on 2026-11-25, while spark-avro does): the test
-then skips, naming the artifact; where Maven Central serves it, it runs.
+then skips, naming the artifact; where Maven Central serves it, or where
+``SPARKFLOW_SPARK_PROTOBUF_JARS`` names a build of it from Spark's source
+(``tools/build_spark_protobuf.sh``), it runs.
 """
 
 from __future__ import annotations
@@ -126,13 +128,65 @@ def _spark_type(arrow: pa.DataType) -> str:
 
 
 def _require_spark_protobuf() -> None:
-    from integration_tests.connectors.formats.from_protobuf_oracle import SPARK_PROTOBUF, spark_protobuf_jars
+    from integration_tests.connectors.formats.from_protobuf_oracle import (
+        JARS_ENV,
+        SPARK_PROTOBUF,
+        spark_protobuf_jars,
+    )
     from sparkflow_testing.maven import MavenError
 
     try:
         spark_protobuf_jars()
     except MavenError:
-        pytest.skip(f"{SPARK_PROTOBUF} is not served by the Maven repository this machine reaches")
+        pytest.skip(
+            f"{SPARK_PROTOBUF} is not served by the Maven repository this machine reaches "
+            f"(a local build can be named in {JARS_ENV}: tools/build_spark_protobuf.sh)"
+        )
+
+
+def _map_entry(field: int, key: bytes, value: bytes) -> bytes:
+    """One map entry on the wire (field ``field``, length-delimited), key and value already encoded."""
+    body = key + value
+    return _varint(field << 3 | 2) + _varint(len(body)) + body
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _string_key(text: str) -> bytes:
+    return b"\x0a" + _varint(len(text)) + text.encode()
+
+
+def _map_payloads(cls: Any) -> tuple[list[bytes], bytes]:
+    """Maps whose entries the wire orders against any hash order, and one with a key written twice."""
+    inner = cls("oracle.Every.Inner")
+    base = cls("oracle.Every")(i32=7).SerializeToString()
+    ordered = base + b"".join(
+        _map_entry(19, _string_key(k), b"\x10" + _varint(v))
+        for k, v in [("zz", 1), ("a", 2), ("m", 3), ("b", 4)]
+    )
+    ordered += b"".join(
+        _map_entry(20, b"\x08" + _varint(k), b"\x12" + _varint(len(m)) + m)
+        for k, m in [
+            (9, inner(name="nine").SerializeToString()),
+            (2, inner(c=2).SerializeToString()),
+            (5, b""),
+        ]
+    )
+    twice = base + b"".join(
+        _map_entry(19, _string_key(k), b"\x10" + _varint(v)) for k, v in [("a", 1), ("zero", 0), ("a", 2)]
+    )
+    return [ordered], twice
+
+
+def _first_place_last_value(pairs: list[tuple[Any, Any]] | None) -> list[tuple[Any, Any]] | None:
+    return None if pairs is None else list(dict(pairs).items())
 
 
 def test_every_protobuf_type_matches_spark_from_protobuf(tmp_path: Path) -> None:
@@ -140,20 +194,44 @@ def test_every_protobuf_type_matches_spark_from_protobuf(tmp_path: Path) -> None
     every_set = _descriptor_set(tmp_path, EVERY_TYPE)
     (tmp_path / "p2").mkdir()
     old_set = _descriptor_set(tmp_path / "p2", PROTO2)
-    every = _every_payloads(_classes(every_set))
+    ordered, twice = _map_payloads(_classes(every_set))
+    every = _every_payloads(_classes(every_set)) + ordered
     old_cls = _classes(old_set)("oracle2.Old")
     old = [old_cls(c=1).SerializeToString(), old_cls(a=0, b="", c=0, e=1, r=[3]).SerializeToString()]
     cases = [
         {"descriptor_set": every_set.hex(), "message": "oracle.Every", "payloads": [p.hex() for p in every]},
         {"descriptor_set": old_set.hex(), "message": "oracle2.Old", "payloads": [p.hex() for p in old]},
+        {"descriptor_set": every_set.hex(), "message": "oracle.Every", "payloads": [twice.hex()]},
     ]
     results = run_oracle("integration_tests.connectors.formats.from_protobuf_oracle", cases)
     for (text, message, payloads), (spark_type, spark_table) in zip(
-        [(EVERY_TYPE, "oracle.Every", every), (PROTO2, "oracle2.Old", old)], results, strict=True
+        [
+            (EVERY_TYPE, "oracle.Every", every),
+            (PROTO2, "oracle2.Old", old),
+            (EVERY_TYPE, "oracle.Every", [twice]),
+        ],
+        results,
+        strict=True,
     ):
         decoder = ProtobufDecoder(text, message)
-        ours = decoder.to_arrow(decoder.decode_group([b"\x00" + p for p in payloads], text))
-        assert _spark_type(ours.type) == spark_type
-        ours_rows, spark_rows = ours.to_pylist(), spark_table.column("v").combine_chunks().to_pylist()
-        for name in [f.name for f in ours.type]:
-            assert [r[name] for r in ours_rows] == [r[name] for r in spark_rows], name
+        assert decoder.native, "the compiled module is part of every test install"
+        framed = [b"\x00" + p for p in payloads]
+        python_path = decoder.to_arrow(decoder.decode_group(framed, text))
+        native_path = decoder.decode_arrow(pa.array(framed, pa.binary()), text)
+        spark_rows = spark_table.column("v").combine_chunks().to_pylist()
+        assert _spark_type(python_path.type) == spark_type
+        maps = {f.name for f in python_path.type if pa.types.is_map(f.type)}
+        for name in [f.name for f in python_path.type]:
+            theirs = [r[name] for r in spark_rows]
+            if payloads == [twice] and name == "counts":
+                # Spark keeps both entries of key "a"; Protobuf's rule (and ours) is the last value,
+                # here in the key's first place
+                assert theirs == [[("a", 1), ("zero", 0), ("a", 2)]]
+                theirs = [_first_place_last_value(p) for p in theirs]
+            assert [r[name] for r in python_path.to_pylist()] == theirs, name
+            if native_path is not None:
+                assert [r[name] for r in native_path.to_pylist()] == theirs, (name, "native")
+            assert name not in maps or payloads != every or any(theirs), name
+        # the native decoder answers every group but the one with a key written twice, which it
+        # leaves to the Python path
+        assert (native_path is None) == (payloads == [twice])

@@ -175,6 +175,29 @@ def test_decoding_matches_the_protobuf_runtime_and_sparks_null_rules() -> None:
     assert empty["tags"] == [] and empty["counts"] == [] and empty["lines"] == []
 
 
+def test_map_entries_keep_the_wire_order_on_both_paths_and_a_repeated_key_its_first_place() -> None:
+    """The runtime iterates a map in its hash table's order; Spark's from_protobuf and the native
+    decoder keep the wire's order, and so must the Python path (the oracle test checks Spark)."""
+    counts = [("zz", 1), ("a", 2), ("m", 3), ("b", 4), ("q", 5)]
+    wire = b""
+    for key, value in counts:
+        body = b"\x0a" + bytes([len(key)]) + key.encode() + b"\x10" + bytes([value])
+        wire += b"\x92\x01" + bytes([len(body)]) + body  # field 18, length-delimited
+    for no, line in [(9, b"\x0a\x01x"), (2, b"\x10\x02"), (5, b"")]:
+        body = b"\x08" + bytes([no]) + b"\x12" + bytes([len(line)]) + line
+        wire += b"\xaa\x01" + bytes([len(body)]) + body  # field 21
+    dec = ProtobufDecoder(ALL_TYPES, "shop.v1.Order")
+    by_no = [(9, {"sku": "x", "qty": None}), (2, {"sku": None, "qty": 2}), (5, {"sku": None, "qty": None})]
+    (python_row,) = dec.to_arrow(dec.decode_group([b"\x00" + wire], ALL_TYPES)).to_pylist()
+    assert python_row["counts"] == counts and python_row["by_no"] == by_no
+    native = dec.decode_arrow(pa.array([b"\x00" + wire], pa.binary()), ALL_TYPES)
+    if dec.native:
+        assert native is not None and native.to_pylist() == [python_row]
+    twice = wire + b"\x92\x01\x05\x0a\x01a\x10\x09"  # key "a" again, value 9
+    (row,) = dec.to_arrow(dec.decode_group([b"\x00" + twice], ALL_TYPES)).to_pylist()
+    assert row["counts"] == [("zz", 1), ("a", 9), ("m", 3), ("b", 4), ("q", 5)]  # Protobuf: last value
+
+
 def test_proto2_explicit_defaults_are_read_for_unset_fields() -> None:
     text = 'syntax = "proto2"; message P { optional int32 a = 1 [default = 42]; optional string b = 2; }'
     dec = ProtobufDecoder(text)
