@@ -2,8 +2,8 @@
 
 Every field kind goes through both paths (``ProtobufDecoder.decode_arrow``: the compiled
 ``ProtobufBatchDecoder``; ``decode_group`` + ``to_arrow``: the ``protobuf`` runtime), and the two
-Arrow arrays must be equal: type and values (maps compared as entry sets: the runtime's map
-iteration order is its hash table's, the native one's the wire order; Spark maps are unordered).
+Arrow arrays must be equal: type and values, map entries in the same (wire) order, as Spark's
+``from_protobuf`` gives them.
 Where the native decoder cannot be sure of the runtime's answer it must refuse (``None``), so the
 caller decodes with the runtime. Skipped where the compiled module is not installed.
 """
@@ -82,12 +82,11 @@ def _len(number: int, data: bytes) -> bytes:
 
 
 def _normal(value: Any, typ: pa.DataType) -> Any:
-    """A comparable Python value: maps as sorted entry lists, NaN as a marker."""
+    """A comparable Python value: maps as entry lists in their order, NaN as a marker."""
     if value is None:
         return None
     if pa.types.is_map(typ):
-        entries = [(_normal(k, typ.key_type), _normal(v, typ.item_type)) for k, v in value]
-        return sorted(entries, key=repr)
+        return [(_normal(k, typ.key_type), _normal(v, typ.item_type)) for k, v in value]
     if pa.types.is_list(typ):
         return [_normal(v, typ.value_type) for v in value]
     if pa.types.is_struct(typ):
