@@ -23,6 +23,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from connectors.formats.protobuf_decoder import ProtobufDecoder
 from integration_tests.connectors.formats.from_avro_oracle import run_oracle
+from unit_tests.connectors.formats.test_protobuf_native import _len, _tag, _varint
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -144,35 +145,17 @@ def _require_spark_protobuf() -> None:
         )
 
 
-def _map_entry(field: int, key: bytes, value: bytes) -> bytes:
-    """One map entry on the wire (field ``field``, length-delimited), key and value already encoded."""
-    body = key + value
-    return _varint(field << 3 | 2) + _varint(len(body)) + body
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def _string_key(text: str) -> bytes:
-    return b"\x0a" + _varint(len(text)) + text.encode()
-
-
 def _map_payloads(cls: Any) -> tuple[list[bytes], bytes]:
-    """Maps whose entries the wire orders against any hash order, and one with a key written twice."""
+    """Maps whose entries the wire orders against any hash order, and one with a key written twice
+    (an entry: key field 1, value field 2)."""
     inner = cls("oracle.Every.Inner")
     base = cls("oracle.Every")(i32=7).SerializeToString()
     ordered = base + b"".join(
-        _map_entry(19, _string_key(k), b"\x10" + _varint(v))
+        _len(19, _len(1, k.encode()) + _tag(2, 0) + _varint(v))
         for k, v in [("zz", 1), ("a", 2), ("m", 3), ("b", 4)]
     )
     ordered += b"".join(
-        _map_entry(20, b"\x08" + _varint(k), b"\x12" + _varint(len(m)) + m)
+        _len(20, _tag(1, 0) + _varint(k) + _len(2, m))
         for k, m in [
             (9, inner(name="nine").SerializeToString()),
             (2, inner(c=2).SerializeToString()),
@@ -180,7 +163,7 @@ def _map_payloads(cls: Any) -> tuple[list[bytes], bytes]:
         ]
     )
     twice = base + b"".join(
-        _map_entry(19, _string_key(k), b"\x10" + _varint(v)) for k, v in [("a", 1), ("zero", 0), ("a", 2)]
+        _len(19, _len(1, k.encode()) + _tag(2, 0) + _varint(v)) for k, v in [("a", 1), ("zero", 0), ("a", 2)]
     )
     return [ordered], twice
 

@@ -101,28 +101,18 @@ fn length(buf: &[u8], pos: &mut usize) -> R<(usize, usize)> {
     Ok((start, end))
 }
 
-/// A field's value as read from the wire (positions relative to the message's buffer).
-#[derive(Clone, Copy, PartialEq)]
-enum Wire {
-    Varint(u64),
-    F64(u64),
-    F32(u32),
-    Len(usize, usize),
-}
-
+/// Moves `pos` past a value of wire type `wt` that is not read (an unknown field's).
 #[inline(always)]
-fn read(buf: &[u8], pos: &mut usize, wt: u8) -> R<Wire> {
-    Ok(match wt {
-        0 => Wire::Varint(varint(buf, pos)?),
-        1 => Wire::F64(fixed64(buf, pos)?),
-        2 => {
-            let (s, e) = length(buf, pos)?;
-            Wire::Len(s, e)
-        }
-        5 => Wire::F32(fixed32(buf, pos)?),
+fn skip(buf: &[u8], pos: &mut usize, wt: u8) -> R<()> {
+    match wt {
+        0 => drop(varint(buf, pos)?),
+        1 => drop(fixed64(buf, pos)?),
+        2 => drop(length(buf, pos)?),
+        5 => drop(fixed32(buf, pos)?),
         3 | 4 => return Err("a group (wire type 3/4)".into()),
         other => return Err(format!("invalid wire type {other}")),
-    })
+    }
+    Ok(())
 }
 
 #[inline]
@@ -529,7 +519,7 @@ impl Msg {
                 return Err("field number 0".into());
             }
             let Some(i) = self.lookup(number) else {
-                read(buf, &mut pos, wt)?; // an unknown field: skipped
+                skip(buf, &mut pos, wt)?; // an unknown field
                 continue;
             };
             let f = &mut self.fields[i];
@@ -691,7 +681,7 @@ impl MapCol {
                 2 => (&mut self.values, &mut has_value),
                 0 => return Err("field number 0".into()),
                 _ => {
-                    read(buf, &mut pos, wt)?;
+                    skip(buf, &mut pos, wt)?;
                     continue;
                 }
             };
@@ -1012,7 +1002,7 @@ fn micros(buf: &[u8]) -> R<i64> {
             (1 | 2, _) => return Err("seconds/nanos with an unexpected wire type".into()),
             (0, _) => return Err("field number 0".into()),
             _ => {
-                read(buf, &mut pos, wt)?;
+                skip(buf, &mut pos, wt)?;
             }
         }
     }
