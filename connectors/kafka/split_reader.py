@@ -43,6 +43,10 @@ POLL_TIMEOUT_S = 0.2
 WATERMARK_TIMEOUT_S = 30.0
 NEW_PARTITION_WAIT_S = 10.0
 """How long a partition missing from the consumer's metadata is waited for (it may be new)."""
+STALL_RENEW_SHARE = 0.25
+STALL_RENEW_MAX_S = 30.0
+"""A bounded read with no record for this share of ``kafkaConsumer.pollTimeoutMs`` (at most
+``STALL_RENEW_MAX_S``) gets a new consumer, once per stall; the whole timeout still fails it."""
 
 
 @dataclass(slots=True)
@@ -86,6 +90,8 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         self._batch = options.consume_batch_size
         self._healthy = True
         self._last_progress = time.monotonic()
+        self._renewed_in_stall = False
+        self._stall_renew_s = min(STALL_RENEW_MAX_S, STALL_RENEW_SHARE * options.poll_timeout_ms / 1000.0)
 
     # --- assignment -----------------------------------------------------------------------------
     @override
@@ -100,6 +106,7 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
                 self._by_tp[a.tp] = split.split_id
                 added.append(a)
             self._last_progress = time.monotonic()  # the wait for records starts now
+            self._renewed_in_stall = False
             self._assign(added)
         else:
             gone = [self._splits.pop(s.split_id) for s in change.splits if s.split_id in self._splits]
@@ -250,16 +257,17 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
                 LOG.debug("metadata refresh for %s failed, retrying: %s", tp, e)
             time.sleep(0.2)
 
-    def _renew_consumer(self, error: Exception) -> None:
-        """Swap a pooled consumer that did not answer for a fresh one holding the same assignment.
+    def _renew_consumer(self, error: Exception | str) -> None:
+        """Swap a consumer that did not answer for a fresh one holding the same assignment.
 
         A consumer that idled in the pool may hold connections whose peer vanished without a FIN
         (a NAT or firewall dropped them, a proxy went half-open): every request on them waits out
-        its timeout, though new connections would be answered. A fresh consumer costs one
-        connection; the stale one is closed, never pooled again.
+        its timeout, though new connections would be answered. The same holds for a consumer whose
+        read stalled (``_check_progress``). A fresh consumer costs one connection; the stale one is
+        closed, never pooled again. The fresh one goes back to the pool when the reader closes.
         """
 
-        LOG.warning("a pooled Kafka consumer did not answer (%s); retrying with a new consumer", error)
+        LOG.warning("a Kafka consumer did not answer (%s); retrying with a new consumer", error)
         stale, self._pooled = self._consumer, False
         self._consumer = self._create_consumer(self._options.consumer_config())
         self._assign([a for sid, a in self._splits.items() if sid not in self._paused])
@@ -340,19 +348,33 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
             or any(a.stop == NO_STOPPING_OFFSET for a in self._splits.values())
         ):
             self._last_progress = now  # an open split may wait for records forever (local runtime)
+            self._renewed_in_stall = False
             return
-        if (now - self._last_progress) * 1000.0 < self._options.poll_timeout_ms:
+        stalled_s = now - self._last_progress
+        if stalled_s * 1000.0 < self._options.poll_timeout_ms:
+            if stalled_s >= self._stall_renew_s and not self._renewed_in_stall:
+                # the offsets were planned and exist, yet nothing came: a client that lost track of
+                # a partition (stuck in an internal fetch state after a broker restart or leader
+                # change) or holds connections that no longer answer waits out the whole timeout
+                # otherwise. A new consumer starts from a clean state at the same offsets, as a
+                # retried task's new consumer does in Spark's Kafka source.
+                self._renewed_in_stall = True
+                self._renew_consumer(f"no records for {stalled_s:.1f} s while reading {self._pending()}")
             return
-        pending = ", ".join(
-            f"{a.tp[0]}-{a.tp[1]} [{a.next_offset}, {a.stop})"
-            for a in self._splits.values()
-            if not self._done(a)
-        )
         self._healthy = False  # its connections may be the hung ones
         raise ConnectorError(
             f"no records from Kafka for {self._options.poll_timeout_ms} ms (kafkaConsumer.pollTimeoutMs) "
-            f"while reading {pending}: the brokers of the partitions did not answer; the offsets "
-            "were planned and exist. Raise kafkaConsumer.pollTimeoutMs to wait longer for them"
+            f"while reading {self._pending()}: the brokers of the partitions did not answer (a new "
+            f"consumer after {self._stall_renew_s:.1f} s got nothing either); the offsets were planned "
+            "and exist. Raise kafkaConsumer.pollTimeoutMs to wait longer for them"
+        )
+
+    def _pending(self) -> str:
+        """The unfinished splits as ``topic-partition [next, stop)``, for messages."""
+        return ", ".join(
+            f"{a.tp[0]}-{a.tp[1]} [{a.next_offset}, {a.stop})"
+            for a in self._splits.values()
+            if not self._done(a)
         )
 
     def _dispatch(

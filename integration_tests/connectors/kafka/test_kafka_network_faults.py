@@ -323,3 +323,54 @@ def test_a_pooled_consumer_with_dead_connections_is_replaced(kafka: ProxiedKafka
     # one lookup on the dead connections (bounded by kafka.default.api.timeout.ms), then a new consumer
     assert took < 10 + 15, f"took {took:.1f}s"
     print(f"read {len(read)} records through a renewed consumer in {took:.1f}s")
+
+
+def test_a_stalled_read_gets_a_new_consumer_before_the_poll_timeout(kafka: ProxiedKafka) -> None:
+    """The connections of a reading consumer go half-open mid-split, and its client would only
+    notice at its request timeout (60 s here): after a quarter of ``kafkaConsumer.pollTimeoutMs``
+    with no record the reader swaps in a new consumer at the same offsets, which reads the rest of
+    the split, each record once, well before the poll timeout (40 s) would fail the task."""
+    from connector_base import SplitsAddition
+    from connectors.kafka import consumer_pool
+    from connectors.kafka.options import KafkaSourceOptions
+    from connectors.kafka.split import KafkaPartitionSplit
+
+    topic = kafka.broker.create_topic(1)
+    values = [f"{i:06d}".encode() + b"x" * 4000 for i in range(3000)]  # 12 MB: the read is long
+    kafka.broker.produce(topic, values)
+    options = KafkaSourceOptions.parse(
+        {
+            "kafka.bootstrap.servers": kafka.bootstrap,
+            "subscribe": topic,
+            "kafka.request.timeout.ms": "60000",
+            "kafkaConsumer.pollTimeoutMs": "40000",
+        },
+        False,
+    )
+    consumer_pool.close_idle()
+    kafka.proxy.set_latency(0.02)
+    reader = split_reader_class(options)(options)
+    read: list[bytes] = []
+    cut_at: float | None = None
+    try:
+        reader.handle_splits_changes(SplitsAddition([KafkaPartitionSplit(topic, 0, 0, len(values))]))
+        began = time.monotonic()
+        finished: set[str] = set()
+        while not finished and time.monotonic() - began < 90:
+            out = reader.fetch()
+            while out.next_split() is not None:
+                for batch in out.records_of_current_split():
+                    read.extend(record_values(batch))
+            finished = out.finished_splits()
+            if cut_at is None and read:
+                assert kafka.proxy.half_open(Direction.BOTH) > 0
+                cut_at = time.monotonic()
+    finally:
+        reader.close()
+        kafka.proxy.set_latency(0)
+    assert cut_at is not None
+    took = time.monotonic() - cut_at
+    assert read == values, f"read {len(read)} of {len(values)}"
+    # below librdkafka's own request timeout (60 s): the new consumer read the rest, not the old one
+    assert took < 40, f"took {took:.1f}s after the connections went half-open"
+    print(f"read the split through a new consumer {took:.1f}s after its connections went half-open")
