@@ -150,6 +150,21 @@ MUTATIONS: tuple[Mutation, ...] = (
         why="a segment truncated past the position (but not past the tail) is not reported",
         tests=("integration_tests/connectors/pravega/test_pravega_truncation.py",),
     ),
+    # --- bounded outages ---------------------------------------------------------------------------
+    Mutation(
+        name="kafka-reader-never-renews-a-stalled-consumer",
+        guarantee="fault handling and bounded outages",
+        path=_KAFKA_READER,
+        search="if stalled_s >= self._stall_renew_s and not self._renewed_in_stall:",
+        replace="if False and stalled_s >= self._stall_renew_s:",
+        why="a read whose consumer stopped getting records (half-open connections, a client stuck "
+        "after a broker restart) waits out kafkaConsumer.pollTimeoutMs and fails the task",
+        tests=(
+            "integration_tests/connectors/kafka/test_kafka_network_faults.py::"
+            "test_a_stalled_read_gets_a_new_consumer_before_the_poll_timeout",
+        ),
+        env=REAL_KAFKA,
+    ),
     # --- per-trigger limits -----------------------------------------------------------------------
     Mutation(
         name="kafka-max-offsets-per-trigger-off-by-one",
