@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -284,10 +284,8 @@ def test_a_pooled_consumer_with_dead_connections_is_replaced(kafka: ProxiedKafka
     the next reader that takes it renews it and reads everything, instead of failing the task."""
     from confluent_kafka import TopicPartition
 
-    from connector_base import SplitsAddition
     from connectors.kafka import consumer_pool
     from connectors.kafka.options import KafkaSourceOptions
-    from connectors.kafka.split import KafkaPartitionSplit
 
     topic, values = kafka.topic(1, 500, "p")
     # no retry: the one lookup allowed must not be spent on the dead connections
@@ -304,20 +302,8 @@ def test_a_pooled_consumer_with_dead_connections_is_replaced(kafka: ProxiedKafka
     consumer_pool.release(key, consumer)
     assert kafka.proxy.half_open(Direction.BOTH, accepted_after=accepted) > 0
 
-    reader = reader_class(options)
-    try:
-        began = time.monotonic()
-        reader.handle_splits_changes(SplitsAddition([KafkaPartitionSplit(topic, 0, 0, len(values))]))
-        read: list[bytes] = []
-        finished: set[str] = set()
-        while not finished and time.monotonic() - began < 60:
-            out = reader.fetch()
-            while out.next_split() is not None:
-                for batch in out.records_of_current_split():
-                    read.extend(record_values(batch))
-            finished = out.finished_splits()
-    finally:
-        reader.close()
+    began = time.monotonic()
+    read = _read_split(reader_class(options), topic, len(values), 60)
     took = time.monotonic() - began
     assert read == values, f"read {len(read)} of {len(values)}"
     # one lookup on the dead connections (bounded by kafka.default.api.timeout.ms), then a new consumer
@@ -330,10 +316,8 @@ def test_a_stalled_read_gets_a_new_consumer_before_the_poll_timeout(kafka: Proxi
     notice at its request timeout (60 s here): after a quarter of ``kafkaConsumer.pollTimeoutMs``
     with no record the reader swaps in a new consumer at the same offsets, which reads the rest of
     the split, each record once, well before the poll timeout (40 s) would fail the task."""
-    from connector_base import SplitsAddition
     from connectors.kafka import consumer_pool
     from connectors.kafka.options import KafkaSourceOptions
-    from connectors.kafka.split import KafkaPartitionSplit
 
     topic = kafka.broker.create_topic(1)
     values = [f"{i:06d}".encode() + b"x" * 4000 for i in range(3000)]  # 12 MB: the read is long
@@ -349,24 +333,17 @@ def test_a_stalled_read_gets_a_new_consumer_before_the_poll_timeout(kafka: Proxi
     )
     consumer_pool.close_idle()
     kafka.proxy.set_latency(0.02)
-    reader = split_reader_class(options)(options)
-    read: list[bytes] = []
     cut_at: float | None = None
+
+    def cut_once_reading(read: list[bytes]) -> None:
+        nonlocal cut_at
+        if cut_at is None and read:
+            assert kafka.proxy.half_open(Direction.BOTH) > 0
+            cut_at = time.monotonic()
+
     try:
-        reader.handle_splits_changes(SplitsAddition([KafkaPartitionSplit(topic, 0, 0, len(values))]))
-        began = time.monotonic()
-        finished: set[str] = set()
-        while not finished and time.monotonic() - began < 90:
-            out = reader.fetch()
-            while out.next_split() is not None:
-                for batch in out.records_of_current_split():
-                    read.extend(record_values(batch))
-            finished = out.finished_splits()
-            if cut_at is None and read:
-                assert kafka.proxy.half_open(Direction.BOTH) > 0
-                cut_at = time.monotonic()
+        read = _read_split(split_reader_class(options)(options), topic, len(values), 90, cut_once_reading)
     finally:
-        reader.close()
         kafka.proxy.set_latency(0)
     assert cut_at is not None
     took = time.monotonic() - cut_at
@@ -374,3 +351,33 @@ def test_a_stalled_read_gets_a_new_consumer_before_the_poll_timeout(kafka: Proxi
     # below librdkafka's own request timeout (60 s): the new consumer read the rest, not the old one
     assert took < 40, f"took {took:.1f}s after the connections went half-open"
     print(f"read the split through a new consumer {took:.1f}s after its connections went half-open")
+
+
+def _read_split(
+    reader: Any,
+    topic: str,
+    records: int,
+    limit_s: float,
+    after_fetch: Callable[[list[bytes]], None] | None = None,
+) -> list[bytes]:
+    """The values of split ``[0, records)`` of partition 0 read by ``reader`` (closed after), fetch by
+    fetch until it finishes or ``limit_s`` pass; ``after_fetch`` sees what was read so far."""
+    from connector_base import SplitsAddition
+    from connectors.kafka.split import KafkaPartitionSplit
+
+    read: list[bytes] = []
+    began = time.monotonic()
+    try:
+        reader.handle_splits_changes(SplitsAddition([KafkaPartitionSplit(topic, 0, 0, records)]))
+        finished: set[str] = set()
+        while not finished and time.monotonic() - began < limit_s:
+            out = reader.fetch()
+            while out.next_split() is not None:
+                for batch in out.records_of_current_split():
+                    read.extend(record_values(batch))
+            finished = out.finished_splits()
+            if after_fetch is not None:
+                after_fetch(read)
+    finally:
+        reader.close()
+    return read
