@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from integration_tests.connectors.query_failure import failure_message
+
 WORKER_START_FAILURE = "Python worker failed to connect back"
 """Spark's own start-up failure on an overloaded machine (the worker takes over 10 s to start)."""
 
@@ -59,7 +61,8 @@ def wait_parquet(
     """The sink's rows once there are ``count``; fails at once if the query failed."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        assert query.exception() is None, f"query failed: {query.exception()}"
+        failed = failure_message(query)
+        assert failed is None, failed
         if (out / "data" / "_spark_metadata").exists():
             rows = parquet_rows(spark, out, schema=schema)
             if len(rows) >= count:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from integration_tests.connectors.query_failure import failure_message
 from sparkflow_testing.kafka.broker import Gap, KafkaBroker
 
 FORMAT = "kafka-unified"
@@ -81,8 +82,9 @@ def wait_rows(spark: Any, table: str, count: int, query: Any, timeout_s: float =
     """Wait until ``table`` holds at least ``count`` rows (or the query fails)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if query.exception() is not None:
-            raise AssertionError(f"query failed: {query.exception()}")
+        failed = failure_message(query)
+        if failed is not None:
+            raise AssertionError(failed)
         rows = spark.sql(f"select * from {table}").collect()
         if len(rows) >= count:
             return rows

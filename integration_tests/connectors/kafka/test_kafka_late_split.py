@@ -22,6 +22,7 @@ import pytest
 
 from integration_tests.connectors.kafka.conftest import require
 from integration_tests.connectors.kafka.helpers import stream
+from integration_tests.connectors.query_failure import failure_message
 from sparkflow_testing.kafka.broker import Gap, KafkaBroker
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(240)]
@@ -122,8 +123,9 @@ def _planned(query: Any, split_id: str) -> bool:
 def _wait(query: Any, what: str, done: Callable[[], bool], timeout_s: float = WAIT_S) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if query.exception() is not None:
-            raise AssertionError(f"query failed while waiting for {what}: {query.exception()}")
+        failed = failure_message(query, f" while waiting for {what}")
+        if failed is not None:
+            raise AssertionError(failed)
         if done():
             return
         time.sleep(0.2)
