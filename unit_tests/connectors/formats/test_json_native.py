@@ -410,7 +410,9 @@ def _text(value: Any) -> bytes:
 ACCEPTED: list[bool] = []
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomized: the same 300 draws every run, so the share checked below is fixed (random draws gave
+# 41-63 native groups of 300 over 8 seeds here, and 29 once in CI, under the test's 30)
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(records=st.lists(st.one_of(_RECORDS, st.none()), min_size=1, max_size=4), validate=st.booleans())
 def test_generated_records(records: list[Any], validate: bool) -> None:
     reader = json.dumps(READER)
