@@ -155,7 +155,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         name="kafka-reader-never-renews-a-stalled-consumer",
         guarantee="fault handling and bounded outages",
         path=_KAFKA_READER,
-        search="if stalled_s >= self._stall_renew_s and not self._renewed_in_stall:",
+        search="if stalled_s >= self._stall_renew_s and self._renewed_at < self._last_progress:",
         replace="if False and stalled_s >= self._stall_renew_s:",
         why="a read whose consumer stopped getting records (half-open connections, a client stuck "
         "after a broker restart) waits out kafkaConsumer.pollTimeoutMs and fails the task",

@@ -90,7 +90,7 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         self._batch = options.consume_batch_size
         self._healthy = True
         self._last_progress = time.monotonic()
-        self._renewed_in_stall = False
+        self._renewed_at = float("-inf")  # when the last stall got a new consumer
         self._stall_renew_s = min(STALL_RENEW_MAX_S, STALL_RENEW_SHARE * options.poll_timeout_ms / 1000.0)
 
     # --- assignment -----------------------------------------------------------------------------
@@ -106,7 +106,6 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
                 self._by_tp[a.tp] = split.split_id
                 added.append(a)
             self._last_progress = time.monotonic()  # the wait for records starts now
-            self._renewed_in_stall = False
             self._assign(added)
         else:
             gone = [self._splits.pop(s.split_id) for s in change.splits if s.split_id in self._splits]
@@ -348,17 +347,16 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
             or any(a.stop == NO_STOPPING_OFFSET for a in self._splits.values())
         ):
             self._last_progress = now  # an open split may wait for records forever (local runtime)
-            self._renewed_in_stall = False
             return
         stalled_s = now - self._last_progress
         if stalled_s * 1000.0 < self._options.poll_timeout_ms:
-            if stalled_s >= self._stall_renew_s and not self._renewed_in_stall:
+            if stalled_s >= self._stall_renew_s and self._renewed_at < self._last_progress:
                 # the offsets were planned and exist, yet nothing came: a client that lost track of
                 # a partition (stuck in an internal fetch state after a broker restart or leader
                 # change) or holds connections that no longer answer waits out the whole timeout
                 # otherwise. A new consumer starts from a clean state at the same offsets, as a
                 # retried task's new consumer does in Spark's Kafka source.
-                self._renewed_in_stall = True
+                self._renewed_at = now
                 self._renew_consumer(f"no records for {stalled_s:.1f} s while reading {self._pending()}")
             return
         self._healthy = False  # its connections may be the hung ones
