@@ -366,10 +366,22 @@ def round_trip_brokers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
         yield {"kafka": kafka, "kinesis": kinesis, "pravega": pravega}
 
 
+@pytest.fixture
+def venv(tmp_path: Path) -> Iterator[Path]:
+    """Where a test makes its venv; removed after the test.
+
+    A venv with pyspark and the rest is about 1 GB (uv copies from its cache), pytest keeps every
+    test's ``tmp_path`` to the end of the session, and the disk is shared with the other lanes.
+    """
+    path = tmp_path / "venv"
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.mark.timeout(2 * INSTALL_TIMEOUT_S)
 @pytest.mark.parametrize("version", PYTHONS)
 def test_wheel_on_every_python(
-    version: str, wheel: Path, round_trip_brokers: dict[str, Any], tmp_path: Path
+    version: str, wheel: Path, round_trip_brokers: dict[str, Any], tmp_path: Path, venv: Path
 ) -> None:
     """A fresh venv of ``version`` installs ``wheel[kafka,kinesis,pravega]`` from the package index
     (pip's cache makes repeats cheap), passes the unit tests of what the wheel ships (on the other
@@ -379,7 +391,6 @@ def test_wheel_on_every_python(
     if python is None:
         pytest.skip(f"no CPython {version}: neither python{version} on PATH nor one under pyenv's versions")
     began = time.monotonic()
-    venv = tmp_path / "venv"
     made = _run([str(python), "-m", "venv", str(venv)], cwd=tmp_path)
     assert made.returncode == 0, made.stderr
     venv_python = venv / "bin" / "python"

@@ -44,6 +44,7 @@ import time
 from dataclasses import dataclass, field
 
 from sparkflow_testing.jvm import use_test_jvm_flags_for_spark
+from sparkflow_testing.machine_watch import MachineWatch
 
 KAFKA_TESTS = "integration_tests/connectors/kafka"
 PRAVEGA_TESTS = "integration_tests/connectors/pravega"
@@ -98,7 +99,7 @@ module docstring)."""
 SLOWEST_IN_SUMMARY = 4
 """How many of each run's slowest tests (pytest's ``--durations`` lines) the closing summary repeats."""
 
-FAILURES_IN_SUMMARY, FAILURE_WIDTH = 12, 240
+FAILURES_IN_SUMMARY, FAILURE_WIDTH = 12, 400
 """How many failed tests the closing summary names, and how much of each one's line it keeps."""
 
 _DURATION = re.compile(r"^\d+\.\d+s (call|setup|teardown) ")
@@ -166,14 +167,17 @@ def _lane(runs: tuple[Run, ...], pytest_args: list[str], results: dict[str, Outc
         results[run.name] = _run(run, pytest_args)
 
 
-def summary(results: dict[str, Outcome]) -> str:
-    """The closing lines: each run's time, result and slowest tests, the failed tests, then the
-    one-line verdict (the failures last but one, where the shortest tail still holds them)."""
+def summary(results: dict[str, Outcome], machine: str = "") -> str:
+    """The closing lines: each run's time, result and slowest tests, the machine's low points (least
+    disk and memory free, top load: :mod:`sparkflow_testing.machine_watch`), the failed tests, then
+    the one-line verdict (the failures last but one, where the shortest tail still holds them)."""
     lines = ["make test summary:"]
     for name, outcome in results.items():
         result = outcome.result or "no result line"
         lines.append(f"  {name}: exited {outcome.status} after {outcome.seconds:.0f}s, {result}")
         lines += [f"    {test}" for test in outcome.slowest]
+    if machine:
+        lines.append(machine)
     failures = [(name, line) for name, outcome in results.items() for line in outcome.failures]
     if failures:
         lines.append(f"failed tests ({len(failures)}):")
@@ -192,6 +196,7 @@ def main(argv: list[str]) -> int:
     use_test_jvm_flags_for_spark()  # every run's Spark drivers, the wheel matrix's too (inherited)
     pytest_args = [a for a in argv if a != "--serial"]
     results: dict[str, Outcome] = {}
+    watch = MachineWatch().start()
     if serial:
         for runs in LANES:
             _lane(runs, pytest_args, results)
@@ -201,7 +206,8 @@ def main(argv: list[str]) -> int:
             thread.start()
         for thread in threads:
             thread.join()
-    _say(summary(results))
+    watch.stop()
+    _say(summary(results, watch.report()))
     return 0 if results and all(outcome.status == 0 for outcome in results.values()) else 1
 
 

@@ -8,6 +8,7 @@ launcher exiting with "noida-db is already running") happened on it.
 from __future__ import annotations
 
 import os
+import socket
 
 import psutil
 import pytest
@@ -62,3 +63,29 @@ def test_noida_db_restarts_cleanly_again_and_again_with_its_data() -> None:
     finally:
         broker.stop()
     assert last_group is not None and group_members(last_group) == []
+
+
+def test_apache_kafka_that_cannot_start_again_says_why() -> None:
+    """A restart whose port another process holds: the JVM exits, is started once more, exits again,
+    and the error leads with Kafka's own reason (its SLF4J backend is bound: with Kafka's 1.7 API
+    and no binding for it, the broker once logged nothing, and such a failure gave no reason)."""
+    from sparkflow_testing.kafka.apache_kafka import start_apache_kafka
+
+    broker = start_apache_kafka()
+    try:
+        host, port = broker.bootstrap.rsplit(":", 1)
+        broker.kill()
+        with socket.socket() as holder:
+            holder.bind((host, int(port)))
+            holder.listen()
+            with pytest.raises(RuntimeError) as failed:
+                broker.restart()
+        message = str(failed.value)
+        first = message.split(" | ")[0]
+        assert first.startswith("apache-kafka exited with 1: "), message[:600]
+        assert "ERROR" in first and f"{host}:{port}" in first, message[:1500]
+        assert "(the first start: apache-kafka exited with 1: " in message
+        broker.restart()  # the port free again: it starts, with the data it had
+        assert broker.exit_reason() is None
+    finally:
+        broker.stop()

@@ -22,9 +22,12 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import re
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,8 +35,10 @@ import psutil
 
 __all__ = [
     "KILL_WAIT_S",
+    "exit_report",
     "free_port",
     "group_members",
+    "machine_state",
     "listening_pids",
     "spawn_group",
     "stop_group",
@@ -44,6 +49,37 @@ __all__ = [
 _POLL_S = 0.1
 KILL_WAIT_S = 10.0
 """How long a SIGKILLed group may take to disappear before :func:`stop_group` gives up loudly."""
+
+_LOG_HEADLINE = re.compile(r"\b(ERROR|FATAL|SEVERE)\b")
+_LOG_CAUSE = re.compile(r"^Caused by:|^\S*(Error|Exception)\b|^Error:|Address already in use")
+
+
+def exit_report(what: str, returncode: int | None, log_text: str) -> str:
+    """``<what> exited with <rc>: <its reason> (<free disk, memory>) | <log tail>``.
+
+    A failure in CI is shown by its first line only, and a server's log tail begins with start-up
+    noise (SLF4J warnings, banners) and ends in stack frames. The reason put first is the log's last
+    line that says ERROR, FATAL or SEVERE, then the last exception lines after it (the chain of
+    ``Caused by:`` ends in the root cause); or, with no such line, the last exception lines. The
+    machine's free disk (temporary directory) and memory follow: a server short of either often
+    says nothing.
+    """
+    lines = [line.strip() for line in log_text.splitlines()]
+    heads = [i for i, line in enumerate(lines) if _LOG_HEADLINE.search(line)]
+    after = heads[-1] + 1 if heads else 0
+    picked = ([lines[heads[-1]]] if heads else []) + [
+        line for line in lines[after:] if _LOG_CAUSE.search(line)
+    ][-3:]
+    reason = " / ".join(picked)[:700] if picked else "no error line in its log"
+    return f"{what} exited with {returncode}: {reason} ({machine_state()}) | log tail: {log_text[-2000:]}"
+
+
+def machine_state() -> str:
+    """``disk free <MB> MB in <tmp>, memory available <MB> MB``: what a failed start may have lacked."""
+    tmp = tempfile.gettempdir()
+    disk = shutil.disk_usage(tmp).free >> 20
+    memory = psutil.virtual_memory().available >> 20
+    return f"disk free {disk:,} MB in {tmp}, memory available {memory:,} MB"
 
 
 FREE_PORTS = range(20000, 32768)
@@ -197,7 +233,7 @@ def wait_listening(
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
             text = log.read_text(errors="replace") if log and log.exists() else ""
-            raise RuntimeError(f"{what} exited with {proc.returncode}: {text[-2000:]}")
+            raise RuntimeError(exit_report(what, proc.returncode, text))
         try:
             with socket.create_connection((host, port), timeout=0.5):
                 pass

@@ -18,6 +18,7 @@ import psutil
 import pytest
 
 from sparkflow_testing.processes import (
+    exit_report,
     free_port,
     group_members,
     listening_pids,
@@ -137,8 +138,24 @@ def test_wait_listening_fails_when_what_it_started_exits(tmp_path: Path) -> None
     port = free_port()
     log = tmp_path / "log"
     proc = spawn_group([sys.executable, "-c", "print('already running'); raise SystemExit(3)"], log)
-    with pytest.raises(RuntimeError, match="exited with 3: already running"):
+    with pytest.raises(RuntimeError, match="exited with 3: no error line in its log .* already running"):
         wait_listening("127.0.0.1", port, proc, 30, log, "server")
+
+
+def test_an_exit_report_puts_the_last_error_lines_before_the_log_tail() -> None:
+    log = "SLF4J: no binding\n" * 50 + (
+        "[main] INFO starting\n"
+        "[main] ERROR kafka.Kafka$ - Exiting Kafka due to fatal exception during startup.\n"
+        "org.apache.kafka.common.KafkaException: Socket server failed to bind to 127.0.0.1:20001\n"
+        "\tat kafka.network.Acceptor.openServerSocket(SocketServer.scala:700)\n"
+    )
+    report = exit_report("apache-kafka", 1, log)
+    first = report.split(" | ")[0]
+    assert first.startswith(
+        "apache-kafka exited with 1: [main] ERROR kafka.Kafka$ - Exiting Kafka due to fatal exception"
+    )
+    assert "failed to bind to 127.0.0.1:20001" in first and "disk free " in first and "memory available " in first
+    assert report.endswith(log[-2000:])
 
 
 def test_a_second_stop_never_signals_a_group_that_took_over_the_recycled_id(

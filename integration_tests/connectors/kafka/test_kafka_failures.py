@@ -93,7 +93,10 @@ def test_broker_restart_during_a_query_loses_nothing(
         wait_rows(spark, table, 100, query)
         broker.restart()  # stop the broker's process group and start it again on the same data
         broker.produce(topic, [f"b{i}".encode() for i in range(500)])
-        rows = wait_rows(spark, table, 1000, query, timeout_s=180)
+        try:
+            rows = wait_rows(spark, table, 1000, query, timeout_s=180)
+        except AssertionError as e:  # a broker that died after its restart is named first
+            raise AssertionError(f"{broker.exit_reason() or 'the broker runs'}; {e}") from e
         time.sleep(1)
         rows = spark.sql(f"select * from {table}").collect()
     finally:

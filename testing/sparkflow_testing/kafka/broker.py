@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sparkflow_testing.gaps import DeclaresGaps
-from sparkflow_testing.processes import spawn_group, stop_group, wait_listening
+from sparkflow_testing.processes import exit_report, spawn_group, stop_group, wait_listening
 
 __all__ = ["BIG_FETCH_BYTES", "START_TIMEOUT_S", "Gap", "KafkaBroker"]
 
@@ -217,6 +217,17 @@ class KafkaBroker(DeclaresGaps):
     def process_group(self) -> int | None:
         """The process group of the running broker (its launcher's pid); ``None`` if killed or not ours."""
         return self._proc.pid if self._proc is not None else None
+
+    def exit_reason(self) -> str | None:
+        """Why the broker's process exited on its own (its error lines, free disk and memory), or
+        ``None`` while it runs (or was stopped by us, or is not a process of ours).
+
+        For a failure message: a query that failed on a broker that died says so first.
+        """
+        if self._proc is None or self._proc.poll() is None:
+            return None
+        log = self._log.read_text(errors="replace") if self._log is not None and self._log.exists() else ""
+        return exit_report(self.kind, self._proc.returncode, log)
 
     def stop(self) -> None:
         """Stop the broker (its whole process group) and remove its scratch directory."""

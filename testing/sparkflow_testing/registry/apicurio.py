@@ -38,7 +38,7 @@ from sparkflow_testing.gaps import DeclaresGaps
 from sparkflow_testing.jvm import TEST_JVM_FLAGS
 from sparkflow_testing.kafka.apache_kafka import _certificate, _pem
 from sparkflow_testing.maven import DEPENDENCY_PLUGIN, MavenError, cache_root, require_java_and_maven
-from sparkflow_testing.processes import free_port, spawn_group, stop_group, wait_listening
+from sparkflow_testing.processes import exit_report, free_port, spawn_group, stop_group, wait_listening
 
 __all__ = ["APICURIO_ARTIFACT", "Gap", "RegistrySecurity", "SchemaRegistryServer", "start_apicurio"]
 
@@ -162,9 +162,7 @@ def _wait_ready(base: str, proc: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(
-                f"Apicurio exited with {proc.returncode}: {log.read_text(errors='replace')[-2000:]}"
-            )
+            raise RuntimeError(exit_report("Apicurio", proc.returncode, log.read_text(errors="replace")))
         try:
             with urllib.request.urlopen(base + "/health/ready", timeout=2) as resp:
                 if json.load(resp).get("status") == "UP":

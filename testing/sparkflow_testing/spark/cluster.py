@@ -38,6 +38,7 @@ from sparkflow_testing.jvm import TEST_JVM_FLAGS
 from sparkflow_testing.maven import java_command
 from sparkflow_testing.processes import (
     KILL_WAIT_S,
+    exit_report,
     spawn_group,
     stop_group,
     wait_group_gone,
@@ -309,7 +310,7 @@ def _wait_log_lines(
         if all(found):
             return [match for match in found if match is not None]
         if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with {proc.returncode}: {text[-2000:]}")
+            raise RuntimeError(exit_report(what, proc.returncode, text))
         if time.monotonic() > deadline:
             missing = [p.pattern for p, m in zip(patterns, found, strict=True) if m is None]
             raise TimeoutError(f"{what} did not log {missing} within {START_TIMEOUT_S}s: {text[-2000:]}")
