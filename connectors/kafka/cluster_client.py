@@ -55,7 +55,7 @@ class KafkaClusterClient(OffsetLookup):
 
         self._options = options
         self._connect_errors = ConnectErrorWatch("connecting to Kafka")
-        self._admin = AdminClient({**options.base_client_config(), "error_cb": self._connect_errors})
+        self._admin = AdminClient({**options.driver_client_config(), "error_cb": self._connect_errors})
         self._group_consumer: Any = None
         self._commit_answers: list[tuple[Any, list[Any]]] = []
         self._retries = options.fetch_offset_retries if retries is None else retries

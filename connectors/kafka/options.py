@@ -27,6 +27,13 @@ DEFAULT_API_TIMEOUT_MS = 30_000
 """Bound of the connector's metadata and offset requests (``kafka.default.api.timeout.ms``)."""
 EXECUTOR_FETCH_WAIT_MAX_MS = 20
 """Executors' ``fetch.wait.max.ms`` unless ``kafka.fetch.max.wait.ms`` is set (see ``consumer_config``)."""
+RECONNECT_BACKOFF_MS = 10
+"""A batch read's driver clients' ``reconnect.backoff.ms`` unless ``kafka.reconnect.backoff.ms`` is set.
+
+librdkafka waits about half its backoff (default 100 ms) before it connects to a broker that a
+client's first metadata answer named, even with no failure before: a new client's first request
+took 55-60 ms against real Kafka 4.1.1 on loopback, and 16 ms with 10 ms (30 ms with 50, the Java
+client's default). A batch read's planning made two new clients (about 0.11 s of a small query)."""
 
 _SOURCE_OPTIONS = {
     "assign",
@@ -480,6 +487,17 @@ class KafkaSourceOptions:
     def base_client_config(self) -> dict[str, Any]:
         """librdkafka settings shared by every client of this query (never logged unredacted)."""
         return {"bootstrap.servers": self.bootstrap_servers, **self.client_config}
+
+    def driver_client_config(self) -> dict[str, Any]:
+        """Settings of the driver's metadata and offset clients: a batch read's are made for one
+        planning and closed, so their first request must not wait out librdkafka's reconnect backoff
+        (``RECONNECT_BACKOFF_MS``). A streaming query keeps its clients, and every other client keeps
+        librdkafka's default: with a shorter backoff a client tries a broker that is down about twice
+        as often (38 attempts/s against 20 at the default, measured against a closed port)."""
+        conf = self.base_client_config()
+        if not self.streaming:
+            conf.setdefault("reconnect.backoff.ms", RECONNECT_BACKOFF_MS)
+        return conf
 
     def consumer_config(self) -> dict[str, Any]:
         """Settings of the executors' consumers: assign only, never commit, errors on lost offsets."""

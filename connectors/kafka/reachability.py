@@ -60,7 +60,7 @@ def first_contact(options: KafkaSourceOptions) -> None:
     from confluent_kafka.admin import AdminClient
 
     reports = _Reports()
-    conf = {**options.base_client_config(), "error_cb": reports, "log_level": 0}
+    conf = {**options.driver_client_config(), "error_cb": reports, "log_level": 0}
     admin = AdminClient(conf)
     began = time.monotonic()
     deadline = began + options.api_timeout_ms / 1000.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from connector_base import InvalidOptionError
-from connectors.kafka.options import KafkaSourceOptions, SubscriptionKind
+from connectors.kafka.options import RECONNECT_BACKOFF_MS, KafkaSourceOptions, SubscriptionKind
 from connectors.kafka.sink import KafkaSinkOptions
 
 BASE = {"kafka.bootstrap.servers": "h:9092"}
@@ -169,3 +169,13 @@ def test_bounds_of_different_forms_or_symbols_are_not_compared() -> None:
         {"startingOffsets": '{"t":{"0":4}}', "endingOffsets": '{"t":{"0":-1}}'},
     ):
         KafkaSourceOptions.parse({**base, **bounds}, False)
+
+
+def test_a_batch_reads_driver_clients_connect_without_the_reconnect_backoff() -> None:
+    base = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "t"}
+    batch = KafkaSourceOptions.parse(base, False)
+    assert batch.driver_client_config()["reconnect.backoff.ms"] == RECONNECT_BACKOFF_MS
+    assert "reconnect.backoff.ms" not in batch.consumer_config()  # executors keep librdkafka's default
+    assert "reconnect.backoff.ms" not in KafkaSourceOptions.parse(base, True).driver_client_config()
+    chosen = KafkaSourceOptions.parse({**base, "kafka.reconnect.backoff.ms": "250"}, False)
+    assert chosen.driver_client_config()["reconnect.backoff.ms"] == "250"  # the user's setting wins
