@@ -295,8 +295,8 @@ class _ApacheKafka(KafkaBroker):
 
         A JVM that exits during its start-up is started once more after :data:`RESTART_RETRY_S`
         (the reason is printed, and kept in the error if the second start fails too): a test that
-        restarts a broker tests its clients across the restart, not the broker's start on a
-        machine that another lane has short of memory for a moment.
+        restarts a broker tests its clients across the restart, not the broker's own start-up on a
+        machine that three other lanes load. A second failure fails the test with both reasons.
         """
         assert self._cmd is not None and self._log is not None
         self.kill()
