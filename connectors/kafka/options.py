@@ -26,7 +26,22 @@ DEFAULT_POLL_TIMEOUT_MS = 120_000
 DEFAULT_API_TIMEOUT_MS = 30_000
 """Bound of the connector's metadata and offset requests (``kafka.default.api.timeout.ms``)."""
 EXECUTOR_FETCH_WAIT_MAX_MS = 20
-"""Executors' ``fetch.wait.max.ms`` unless ``kafka.fetch.max.wait.ms`` is set (see ``consumer_config``)."""
+"""``fetch.wait.max.ms`` of consumers that read unbounded splits (the local runtime) unless
+``kafka.fetch.max.wait.ms`` is set (see ``consumer_config``)."""
+BOUNDED_FETCH_WAIT_MAX_MS = 2
+"""``fetch.wait.max.ms`` of consumers that read bounded splits (every Spark task, batch or
+micro-batch) unless ``kafka.fetch.max.wait.ms`` is set.
+
+librdkafka sends a partition's next fetch as soon as the last one is answered, so a split that
+reaches its stopping offset leaves a fetch at the end of the log parked at the broker for this
+long, and the broker answers that connection in order: the pooled consumer's next task waited
+that long for its first records (real Kafka 4.1.1, back-to-back single-record splits: 23-25 ms at
+20, 13-15 ms at 10, 7-11 ms at 5, 4-6 ms at 2, 3-4 ms at 1; 2.5-4 ms after an idle pause). A
+bounded split's range ends at offsets known to exist (the last stable offset under
+``read_committed``), so the short wait costs nothing while records remain; the price is a fetch
+every few ms from a read that waits at the end of the log, which only a split whose stopping
+offset lies beyond the log's end does (given as ``endingOffsets``, failing after
+``kafkaConsumer.pollTimeoutMs``)."""
 RECONNECT_BACKOFF_MS = 10
 """A batch read's driver clients' ``reconnect.backoff.ms`` unless ``kafka.reconnect.backoff.ms`` is set.
 
@@ -499,8 +514,9 @@ class KafkaSourceOptions:
             conf.setdefault("reconnect.backoff.ms", RECONNECT_BACKOFF_MS)
         return conf
 
-    def consumer_config(self) -> dict[str, Any]:
-        """Settings of the executors' consumers: assign only, never commit, errors on lost offsets."""
+    def consumer_config(self, bounded: bool = True) -> dict[str, Any]:
+        """Settings of the executors' consumers: assign only, never commit, errors on lost offsets;
+        ``bounded``: for splits with a stopping offset (``BOUNDED_FETCH_WAIT_MAX_MS``)."""
         conf = self.base_client_config()
         conf.update(
             {
@@ -521,9 +537,9 @@ class KafkaSourceOptions:
         conf.setdefault("queued.max.messages.kbytes", 262_144)
         # a pooled consumer's last fetch of its previous split stays parked at the broker for this
         # long when no data follows, and the broker answers that connection in order: the next
-        # task's offset lookups waited ~0.5 s (librdkafka's default) behind it on real Kafka.
-        # Ranges end at offsets known to exist, so a short wait costs nothing while reading.
-        conf.setdefault("fetch.wait.max.ms", EXECUTOR_FETCH_WAIT_MAX_MS)
+        # task's first fetch waited ~0.5 s (librdkafka's default) behind it on real Kafka.
+        wait = BOUNDED_FETCH_WAIT_MAX_MS if bounded else EXECUTOR_FETCH_WAIT_MAX_MS
+        conf.setdefault("fetch.wait.max.ms", wait)
         return conf
 
     def describe(self) -> str:

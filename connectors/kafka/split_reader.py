@@ -81,9 +81,11 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         self._partition_of = Message.partition  # unbound C methods: map() calls them without bytecode
         self._topic_of = Message.topic
         self._options = options
-        self._pool_key, self._consumer, self._pooled = consumer_pool.acquire(
-            options.consumer_config(), self._create_consumer
-        )
+        # taken from the pool with the first splits, whose boundedness picks the settings
+        self._consumer: Any = None
+        self._pool_key: Any = None
+        self._pooled = False
+        self._bounded = True
         self._splits: dict[str, _Assigned] = {}
         self._by_tp: dict[tuple[str, int], str] = {}
         self._paused: set[str] = set()
@@ -98,10 +100,18 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
     def handle_splits_changes(self, change: SplitsChange[KafkaPartitionSplit]) -> None:
 
         if isinstance(change, SplitsAddition):
+            if self._consumer is None:
+                self._bounded = all(s.stopping_offset != NO_STOPPING_OFFSET for s in change.splits)
+                self._pool_key, self._consumer, self._pooled = consumer_pool.acquire(
+                    self._options.consumer_config(self._bounded), self._create_consumer
+                )
             added = []
             for split in change.splits:
+                # no offset lookup here: a start offset that is gone (or a partition that is)
+                # comes back from the fetch itself as an error, checked then (``_on_error``), as
+                # Spark's Kafka source checks on an out-of-range fetch. A lookup per split cost
+                # ~18 ms each, queued behind a pooled consumer's parked fetch.
                 a = _Assigned(split)
-                self._check_available(a)
                 self._splits[split.split_id] = a
                 self._by_tp[a.tp] = split.split_id
                 added.append(a)
@@ -268,7 +278,7 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
 
         LOG.warning("a Kafka consumer did not answer (%s); retrying with a new consumer", error)
         stale, self._pooled = self._consumer, False
-        self._consumer = self._create_consumer(self._options.consumer_config())
+        self._consumer = self._create_consumer(self._options.consumer_config(self._bounded))
         self._assign([a for sid, a in self._splits.items() if sid not in self._paused])
         try:
             stale.close()

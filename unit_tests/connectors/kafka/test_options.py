@@ -89,12 +89,13 @@ def test_defaults_follow_spark() -> None:
 
 
 def test_executor_fetch_wait_is_short_unless_set() -> None:
-    # a pooled consumer's parked fetch must not delay the next task's offset lookups by 500 ms
-    assert parse(subscribe="a").consumer_config()["fetch.wait.max.ms"] == 20
-    assert (
-        parse(subscribe="a", **{"kafka.fetch.max.wait.ms": "300"}).consumer_config()["fetch.wait.max.ms"]
-        == "300"
-    )
+    # a pooled consumer's fetch parked at the end of its last split delays the next task's first
+    # fetch by this much: bounded splits (every Spark task) wait least
+    assert parse(subscribe="a").consumer_config()["fetch.wait.max.ms"] == 2
+    assert parse(subscribe="a").consumer_config(bounded=False)["fetch.wait.max.ms"] == 20
+    for bounded in (True, False):
+        set_by_user = parse(subscribe="a", **{"kafka.fetch.max.wait.ms": "300"}).consumer_config(bounded)
+        assert set_by_user["fetch.wait.max.ms"] == "300"
 
 
 def test_precedence_of_starting_positions() -> None:
