@@ -22,6 +22,7 @@ import pyarrow as pa
 from typing_extensions import override
 
 from connector_base import ConnectorError, RecordsBySplits
+from connectors.kafka.options import NATIVE_CONSUME_BATCH
 from connectors.kafka.reader_choice import INSTALL_HINT, NATIVE_MODULE, native_module
 from connectors.kafka.split import NO_STOPPING_OFFSET
 from connectors.kafka.split_reader import POLL_TIMEOUT_S, KafkaPartitionSplitReader, _Assigned
@@ -147,6 +148,8 @@ class KafkaNativePartitionSplitReader(KafkaPartitionSplitReader):
 
     Threading: as the base class (the fetcher thread); the compiled consume releases the GIL.
     """
+
+    DEFAULT_CONSUME_BATCH = NATIVE_CONSUME_BATCH
 
     @staticmethod
     @override

@@ -32,7 +32,7 @@ from connector_base import (
 )
 from connectors.kafka import consumer_pool
 from connectors.kafka.client_errors import unrecoverable_cause
-from connectors.kafka.options import KafkaSourceOptions
+from connectors.kafka.options import DEFAULT_CONSUME_BATCH, KafkaSourceOptions
 from connectors.kafka.split import NO_STOPPING_OFFSET, KafkaPartitionSplit
 
 __all__ = ["KafkaPartitionSplitReader", "KafkaRecords"]
@@ -75,6 +75,9 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
     ``POLL_TIMEOUT_S``.
     """
 
+    DEFAULT_CONSUME_BATCH = DEFAULT_CONSUME_BATCH
+    """Records per consume unless ``consumeBatchSize`` is set."""
+
     def __init__(self, options: KafkaSourceOptions) -> None:
         from confluent_kafka import Message
 
@@ -89,7 +92,7 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         self._splits: dict[str, _Assigned] = {}
         self._by_tp: dict[tuple[str, int], str] = {}
         self._paused: set[str] = set()
-        self._batch = options.consume_batch_size
+        self._batch = options.consume_batch_size or self.DEFAULT_CONSUME_BATCH
         self._healthy = True
         self._last_progress = time.monotonic()
         self._renewed_at = float("-inf")  # when the last stall got a new consumer
