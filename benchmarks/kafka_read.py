@@ -10,7 +10,8 @@ What a user's pipeline does, on a real Apache Kafka broker (``--broker``, or ``-
 Readers: ``spark-kafka`` (Spark's JVM ``format("kafka")``, jars: ``sparkflow_testing.spark.kafka_source``),
 ``native`` and ``python`` (``kafka-unified`` with ``kafka.reader=native`` / ``python``), and ``floor``
 (``benchmarks/spark_floor.py``: a Python source handing Spark pre-built Arrow batches of the same
-schema, rows, partitions and value size; no I/O). The query (``--query noop``, the default) reads
+schema, rows, partitions and value size, with null keys as the produced records have; no I/O).
+The query (``--query noop``, the default) reads
 every column with ``includeHeaders=true`` and writes it to the ``noop`` sink, so every row and column
 is materialised on both sides; ``--query count`` runs the earlier ``count(*), sum(length(value))``
 instead, which lets Spark's JVM source skip nothing but lets kafka-unified's Python workers hand over

@@ -7,10 +7,16 @@ from typing import Any
 
 import pyarrow as pa
 
-__all__ = ["ArrowBatchOutput", "DEFAULT_BATCH_ROWS"]
+__all__ = ["ArrowBatchOutput", "DEFAULT_BATCH_BYTES", "DEFAULT_BATCH_ROWS"]
 
 DEFAULT_BATCH_ROWS = 65_536
 """Rows per batch handed to Spark: DESIGN.md measured 5x the throughput of 8k-row batches."""
+DEFAULT_BATCH_BYTES = 64 * 1024 * 1024
+"""Small batches are joined only up to this many bytes: large records make fewer rows per batch.
+
+A binary column's offsets are 32-bit, so one batch holds at most 2 GiB of a column's values:
+65,536 records of 32 KiB or more could not be joined at all (``concatenate`` fails with an offset
+overflow), and a batch of several hundred MB costs as much memory again on the JVM's side."""
 
 
 class ArrowBatchOutput:
@@ -22,12 +28,16 @@ class ArrowBatchOutput:
     Threading: task thread only.
     """
 
-    def __init__(self, schema: pa.Schema, batch_rows: int = DEFAULT_BATCH_ROWS) -> None:
+    def __init__(
+        self, schema: pa.Schema, batch_rows: int = DEFAULT_BATCH_ROWS, batch_bytes: int = DEFAULT_BATCH_BYTES
+    ) -> None:
         self.schema = schema
         self.batch_rows = batch_rows
+        self.batch_bytes = batch_bytes
         self._rows: list[tuple[Any, ...]] = []
         self._batches: list[pa.RecordBatch] = []
         self._batched_rows = 0
+        self._batched_bytes = 0
         self._ready: list[pa.RecordBatch] = []
         self.rows_emitted = 0
 
@@ -73,12 +83,16 @@ class ArrowBatchOutput:
                 ],
                 schema=self.schema,
             )
-        if batch.num_rows >= self.batch_rows and not self._batches:
+        size = batch.nbytes
+        if self._batches and self._batched_bytes + size > self.batch_bytes:
+            self._combine()  # joined with this one, the batch would pass its byte bound
+        if (batch.num_rows >= self.batch_rows or size >= self.batch_bytes) and not self._batches:
             self._push(batch)
             return
         self._batches.append(batch)
         self._batched_rows += batch.num_rows
-        if self._batched_rows >= self.batch_rows:
+        self._batched_bytes += size
+        if self._batched_rows >= self.batch_rows or self._batched_bytes >= self.batch_bytes:
             self._combine()
 
     def _combine(self) -> None:
@@ -92,6 +106,7 @@ class ArrowBatchOutput:
                 self._push(b)
         self._batches = []
         self._batched_rows = 0
+        self._batched_bytes = 0
 
     def _push(self, batch: pa.RecordBatch) -> None:
         self.rows_emitted += batch.num_rows

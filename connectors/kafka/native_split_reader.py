@@ -22,6 +22,7 @@ import pyarrow as pa
 from typing_extensions import override
 
 from connector_base import ConnectorError, RecordsBySplits
+from connector_base.spark.arrow_output import DEFAULT_BATCH_BYTES
 from connectors.kafka.options import NATIVE_CONSUME_BATCH
 from connectors.kafka.reader_choice import INSTALL_HINT, NATIVE_MODULE, native_module
 from connectors.kafka.split import NO_STOPPING_OFFSET
@@ -104,7 +105,9 @@ class _NativeConsumer:
         return SimpleNamespace(topics={topic: listed})
 
     def consume_events(self, wanted: int, timeout_s: float, include_headers: bool) -> list[tuple[Any, ...]]:
-        events: list[tuple[Any, ...]] = self._call("consume", wanted, int(timeout_s * 1000), include_headers)
+        events: list[tuple[Any, ...]] = self._call(
+            "consume", wanted, int(timeout_s * 1000), include_headers, DEFAULT_BATCH_BYTES
+        )
         return events
 
     def close(self) -> None:

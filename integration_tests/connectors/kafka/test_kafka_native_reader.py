@@ -10,6 +10,8 @@ isolation levels.
 from __future__ import annotations
 
 import sys
+import time
+from types import SimpleNamespace
 from typing import Any
 
 import pyarrow as pa
@@ -149,3 +151,35 @@ def test_auto_reads_through_python_where_the_module_is_missing(
         for r in b.to_pylist()
     ]
     assert [r["value"] for r in rows] == [f"v{i}".encode() for i in range(40)]
+
+
+def test_a_partitions_run_is_cut_into_batches_by_bytes(kafka_cluster: KafkaBroker) -> None:
+    """The compiled consumer cuts a partition's run where its keys and values pass ``max_bytes``
+    (64 MiB when reading: a binary column holds at most 2 GiB); a larger record is a batch of its own."""
+    from connectors.kafka.native_split_reader import _NativeConsumer
+
+    topic = kafka_cluster.create_topic(1)
+    values = [bytes([65 + i % 26]) * (10_000 if i == 30 else 1_000) for i in range(40)]
+    kafka_cluster.produce(topic, values, partition=0)
+    opts = KafkaSourceOptions.parse(
+        {"kafka.bootstrap.servers": kafka_cluster.bootstrap, "subscribe": topic}, True
+    )
+    consumer = _NativeConsumer(opts.consumer_config())
+    batches: list[pa.RecordBatch] = []
+    try:
+        consumer.incremental_assign([SimpleNamespace(topic=topic, partition=0, offset=0)])
+        deadline = time.monotonic() + 60
+        while sum(b.num_rows for b in batches) < len(values) and time.monotonic() < deadline:
+            left = len(values) - sum(b.num_rows for b in batches)
+            events = consumer.native.consume(left, 1000, False, 4_500)
+            batches += [e[5] for e in events if e[0] == "records"]
+    finally:
+        consumer.close()
+    read = [v for b in batches for v in b.column("value").to_pylist()]
+    assert read == values
+    assert [o for b in batches for o in b.column("offset").to_pylist()] == list(range(len(values)))
+    for b in batches:
+        size = sum(len(v) for v in b.column("value").to_pylist())
+        assert size <= 4_500 or b.num_rows == 1, f"a batch of {b.num_rows} records holds {size} bytes"
+    assert [b.num_rows for b in batches if 30 in b.column("offset").to_pylist()] == [1]
+    assert max(b.num_rows for b in batches) == 4  # runs were cut by bytes, not only at fetch ends

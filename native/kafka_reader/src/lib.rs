@@ -294,13 +294,19 @@ fn message_error(rk: *mut rd::rd_kafka_t, m: &rd::rd_kafka_message_t) -> Event {
     }
 }
 
+/// Bytes of keys and values one Arrow batch holds at most unless a single record is larger
+/// (`consume`'s `max_bytes`): a binary column's offsets are 32-bit (2 GiB of values at most).
+const DEFAULT_MAX_BATCH_BYTES: usize = 64 * 1024 * 1024;
+
 /// Turns a consumed batch into events, then destroys its messages; also how many records' headers
-/// were read from their bytes (`record_headers`).
+/// were read from their bytes (`record_headers`). A run of one partition becomes several batches
+/// where its keys and values pass `max_bytes`.
 fn events(
     rk: *mut rd::rd_kafka_t,
     msgs: &[*mut rd::rd_kafka_message_t],
     schema: &SchemaRef,
     raw_headers: bool,
+    max_bytes: usize,
 ) -> (Vec<Event>, u64) {
     let mut raw_read = 0;
     let n = msgs.len();
@@ -322,9 +328,14 @@ fn events(
             continue;
         }
         let mut end = start + 1;
+        let mut bytes = first.len + first.key_len;
         while end < n {
             let m = unsafe { &*msgs[end] };
             if m.err as i32 != 0 || m.rkt != first.rkt || m.partition != first.partition {
+                break;
+            }
+            bytes += m.len + m.key_len;
+            if bytes > max_bytes {
                 break;
             }
             end += 1;
@@ -501,13 +512,16 @@ impl NativeConsumer {
     /// `("records", topic, partition, first_offset, last_offset, pyarrow.RecordBatch)`,
     /// `("eof", topic, partition, offset)` and
     /// `("error", topic or None, partition, offset, code, message, fatal)`, in delivery order;
-    /// `include_headers` adds the headers column.
+    /// `include_headers` adds the headers column; a partition's run is cut into batches of at most
+    /// `max_bytes` of keys and values (a single larger record makes a batch of its own).
+    #[pyo3(signature = (max_messages, timeout_ms, include_headers, max_bytes = DEFAULT_MAX_BATCH_BYTES))]
     fn consume<'py>(
         &mut self,
         py: Python<'py>,
         max_messages: usize,
         timeout_ms: i32,
         include_headers: bool,
+        max_bytes: usize,
     ) -> PyResult<Bound<'py, PyList>> {
         let (rk, queue) = match self.handle.as_ref() {
             Some(h) => (h.rk as usize, h.queue as usize),
@@ -533,7 +547,7 @@ impl NativeConsumer {
                 return (buffer, Err(unsafe { rd::rd_kafka_last_error() } as i32));
             }
             let msgs = unsafe { std::slice::from_raw_parts(buf, n as usize) };
-            let events = events(rk as *mut rd::rd_kafka_t, msgs, &schema, raw_headers);
+            let events = events(rk as *mut rd::rd_kafka_t, msgs, &schema, raw_headers, max_bytes);
             (buffer, Ok(events))
         });
         self.buffer = buffer;
