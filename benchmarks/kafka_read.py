@@ -22,9 +22,11 @@ only what the plan needs (see docs/kafka.md: why the earlier figures and a user'
 - warm: one session, ``--warmup`` untimed rounds of every reader first, then the best of
   ``--rounds`` rounds in which the readers alternate.
 
-Printed: times, records/s, and the ratios native / spark-kafka, python / spark-kafka (goal >= 1.5x),
-floor time / reader time (goal >= 0.9), cold native / cold spark-kafka (goal >= 1.0x), with the load
-average beside every figure (the machine may be shared: compare ratios within one run).
+Printed: times, records/s, the median CPU seconds of each warm query by process (Spark's JVM, its
+Python workers, the broker when this run started it: ``benchmarks/process_cpu.py``), and the
+ratios native / spark-kafka, python / spark-kafka (goal >= 1.5x), floor time / reader time
+(goal >= 0.9), cold native / cold spark-kafka (goal >= 1.0x), with the load average beside every
+figure (the machine may be shared: compare ratios within one run).
 
     python -m benchmarks.kafka_read                          # real Apache Kafka, 600k records per shape
     python -m benchmarks.kafka_read --records 200000 --rounds 2 --no-cold   # quick run
@@ -36,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -43,6 +46,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from benchmarks.process_cpu import ROLES, ProcessCpu  # noqa: E402
 from sparkflow_testing.kafka.broker import KafkaBroker  # noqa: E402
 from sparkflow_testing.kafka.brokers import start_broker  # noqa: E402
 
@@ -256,6 +260,8 @@ def main() -> None:  # noqa: C901 - one straight sequence of measurements
 
         spark = spark_session(jars)
         warm: dict[tuple[str, str], list[float]] = {}
+        cpu: dict[tuple[str, str], list[dict[str, float]]] = {}
+        meter = ProcessCpu()
         for shape in shapes:
             topic = topics[shape]
             for reader in READERS:
@@ -268,12 +274,16 @@ def main() -> None:  # noqa: C901 - one straight sequence of measurements
                 load = loadavg()
                 order = READERS if r % 2 == 0 else tuple(reversed(READERS))
                 for reader in order:
+                    meter.start()
                     warm.setdefault((shape, reader), []).append(
                         timed_read(spark, reader, broker.bootstrap, topic, args.query)
                     )
+                    cpu.setdefault((shape, reader), []).append(meter.stop())
+                meter.start()
                 warm.setdefault((shape, "floor"), []).append(
                     floor_time(spark, args.records, args.partitions, args.size, args.query)
                 )
+                cpu.setdefault((shape, "floor"), []).append(meter.stop())
                 print(
                     f"warm {shape} round {r + 1}: "
                     + ", ".join(f"{name} {warm[(shape, name)][-1]:.2f}s" for name in (*READERS, "floor"))
@@ -295,6 +305,13 @@ def main() -> None:  # noqa: C901 - one straight sequence of measurements
             for name in READERS:
                 if (shape, name) in cold:
                     print(f"  cold {shape:<12} {name:<11} {rate(cold[(shape, name)])}")
+            for name in (*READERS, "floor"):
+                rounds = cpu[(shape, name)]
+                print(
+                    f"  cpu  {shape:<12} {name:<11} "
+                    + ", ".join(f"{role} {statistics.median(c[role] for c in rounds):.2f}" for role in ROLES)
+                    + " CPU-s (median per warm query)"
+                )
             s = best["spark-kafka"]
             for name in ("native", "python"):
                 print(
