@@ -41,8 +41,6 @@ LOG = logging.getLogger(__name__)
 
 POLL_TIMEOUT_S = 0.2
 WATERMARK_TIMEOUT_S = 30.0
-NEW_PARTITION_WAIT_S = 10.0
-"""How long a partition missing from the consumer's metadata is waited for (it may be new)."""
 STALL_RENEW_SHARE = 0.25
 STALL_RENEW_MAX_S = 30.0
 """A bounded read with no record for this share of ``kafkaConsumer.pollTimeoutMs`` (at most
@@ -171,18 +169,15 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         return a.stop != NO_STOPPING_OFFSET and a.next_offset >= a.stop
 
     # --- data loss ------------------------------------------------------------------------------
-    def _check_available(self, a: _Assigned, reported: str | None = None) -> None:
-        """Move past offsets that are gone, or fail (``failOnDataLoss``)."""
+    def _check_available(self, a: _Assigned, reported: str) -> None:
+        """After the consumer ``reported`` an error on a split's partition (offset out of range,
+        unknown partition): move past offsets that are gone, or fail (``failOnDataLoss``)."""
 
         bounded = a.stop != NO_STOPPING_OFFSET
         try:
-            low, high = self._watermarks(a.tp, retry=reported is None)
+            low, high = self._watermarks(a.tp)
         except Exception as e:
             if self._partition_exists(a.tp):
-                if reported is None:
-                    raise ConnectorError(
-                        f"cannot look up the offsets of topic {a.tp[0]} partition {a.tp[1]}: {e}"
-                    ) from e
                 # the consumer's error came with a lookup that failed too (a broker restarting
                 # answers both that way): no proof of loss, so the split is fetched again from
                 # where it stands; a lasting outage ends in the fetch's own time limits
@@ -193,13 +188,8 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
                 )  # fmt: skip
                 return
             low = high = None  # the partition is gone
-        if (
-            low is not None
-            and high is not None
-            and low <= a.next_offset
-            and (reported is None or a.next_offset <= high)
-        ):
-            return  # nothing is missing (a reported error was transient)
+        if low is not None and high is not None and low <= a.next_offset <= high:
+            return  # nothing is missing (the reported error was transient)
         if low is None or high is None:
             lost_to, resume, why = (
                 (a.stop if bounded else None),
@@ -218,7 +208,7 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         message = (
             f"data loss in topic {a.tp[0]} partition {a.tp[1]}: offsets [{a.next_offset}, "
             f"{lost_to if lost_to is not None else 'end'}) are no longer available ({why})"
-            + (f"; broker reported: {reported}" if reported else "")
+            + f"; broker reported: {reported}"
         )
         if self._options.fail_on_data_loss or resume is None:
             raise DataLossError(
@@ -229,15 +219,11 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         LOG.warning("%s; continuing at offset %d (failOnDataLoss=false)", message, resume)
         a.next_offset = resume
 
-    def _watermarks(self, tp: tuple[str, int], retry: bool) -> tuple[int, int]:
-        """``(low, high)``; with ``retry``, a partition this consumer's metadata does not know yet
-        (it may be new) is waited for, and a cluster that does not answer (a broker restarting) as
-        long as the driver waits for one: (``fetchOffset.numRetries`` + 1) x ``kafka.default.api.timeout.ms``.
-        """
+    def _watermarks(self, tp: tuple[str, int]) -> tuple[int, int]:
+        """``(low, high)`` asked of the partition's leader; a pooled consumer that cannot reach the
+        cluster is replaced once first (its idle connections may be the dead ones)."""
         from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
-        began = time.monotonic()
-        outage_s = (self._options.fetch_offset_retries + 1) * self._options.api_timeout_ms / 1000.0
         call_timeout_s = min(WATERMARK_TIMEOUT_S, self._options.api_timeout_ms / 1000.0)
         while True:
             try:
@@ -252,22 +238,9 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
                     KafkaError._TIMED_OUT,
                     KafkaError._ALL_BROKERS_DOWN,
                 )
-                if unreachable and self._pooled:
-                    self._renew_consumer(e)  # its idle connections may be the dead ones
-                    began = time.monotonic()
-                    continue
-                waited = time.monotonic() - began
-                if not retry or waited >= outage_s:
+                if not (unreachable and self._pooled):
                     raise
-                # unknown to this consumer past the grace: wait on only while the cluster lists it
-                # (a restarted broker answers before its partitions have leaders again)
-                if not unreachable and waited >= NEW_PARTITION_WAIT_S and not self._partition_exists(tp):
-                    raise
-            try:
-                self._consumer.list_topics(tp[0], timeout=5)  # refresh metadata (a new partition)
-            except KafkaException as e:  # the cluster does not answer yet: wait on
-                LOG.debug("metadata refresh for %s failed, retrying: %s", tp, e)
-            time.sleep(0.2)
+                self._renew_consumer(e)  # no longer pooled: a second failure raises
 
     def _renew_consumer(self, error: Exception | str) -> None:
         """Swap a consumer that did not answer for a fresh one holding the same assignment.
