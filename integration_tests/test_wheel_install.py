@@ -281,9 +281,11 @@ UNIT_TESTS_NOT_OF_THE_WHEEL = (
     "--ignore=unit_tests/test_import_structure.py",
     "--ignore=unit_tests/mutants",
     "--ignore=unit_tests/tools",
+    "--ignore=unit_tests/benchmarks",
 )
 """Tests of the test infrastructure (another distribution), of the source tree's imports, of the
-mutation list (the source tree's `mutants/`) and of the test runner (`tools/`)."""
+mutation list (the source tree's `mutants/`), of the test runner (`tools/`) and of the benchmarks'
+helpers (`benchmarks/`)."""
 
 
 SUITE_PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
