@@ -134,7 +134,7 @@ def floor_time(spark: Any, records: int, partitions: int, size: int, query: str)
 
     measure = "" if query == "noop" else "value"
     # ``produce`` sends no keys: the floor's key column is null too, as the readers' is (until
-    # 2026-11-30 it held `size` random bytes per row, more than the readers hand Spark)
+    # 2026-11-29 it held `size` random bytes per row, more than the readers hand Spark)
     return floor_read(
         spark,
         kafka_schema(True),
