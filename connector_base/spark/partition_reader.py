@@ -11,6 +11,7 @@ import pyarrow as pa
 from connector_base.client_pool import close_all_idle
 from connector_base.errors import ConnectorError
 from connector_base.gc_tuning import bulk_read_gc, freeze_imported_objects
+from connector_base.malloc_tuning import retain_freed_memory
 from connector_base.source import Source
 from connector_base.source_reader import InputStatus, SourceReaderContext
 from connector_base.spark.arrow_output import DEFAULT_BATCH_ROWS, ArrowBatchOutput
@@ -39,6 +40,7 @@ def read_splits_as_arrow(
 
     forget_pooled_clients_on_retry(_task_attempt())
     freeze_imported_objects()  # out of the collection Spark's reused worker runs after each task
+    retain_freed_memory()  # the next fetch reuses this one's freed buffers: see malloc_tuning
     with bulk_read_gc():  # records arrive in bulk: see gc_tuning
         context = SourceReaderContext(subtask_id=0, parallelism=1, config=dict(reader_config or {}))
         reader = source.create_reader(context)
