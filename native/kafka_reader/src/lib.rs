@@ -181,16 +181,18 @@ fn schema(include_headers: bool) -> SchemaRef {
     Arc::new(Schema::new(fields))
 }
 
-/// The Arrow batch of `msgs` (all of one partition, none an error).
+/// The Arrow batch of `msgs` (all of one partition, none an error, holding `key_bytes` and
+/// `payload_bytes` in all), destroying each message once it is appended: one pass over the
+/// messages, each a separate librdkafka allocation, instead of one to size the builders, one to
+/// fill them and one to free them.
 fn build_batch(
     msgs: &[*mut rd::rd_kafka_message_t],
+    (key_bytes, payload_bytes): (usize, usize),
     topic: &str,
     schema: &SchemaRef,
     raw_headers: bool,
 ) -> (RecordBatch, u64) {
     let n = msgs.len();
-    let payload_bytes: usize = msgs.iter().map(|m| unsafe { (**m).len }).sum();
-    let key_bytes: usize = msgs.iter().map(|m| unsafe { (**m).key_len }).sum();
     let mut keys = BinaryBuilder::with_capacity(n, key_bytes);
     let mut values = BinaryBuilder::with_capacity(n, payload_bytes);
     let mut offsets = Vec::with_capacity(n);
@@ -224,6 +226,7 @@ fn build_batch(
         if let Some(columns) = headers.as_mut() {
             columns.append(m);
         }
+        unsafe { rd::rd_kafka_message_destroy(m) };
     }
     let mut columns: Vec<ArrayRef> = vec![
         Arc::new(keys.finish()),
@@ -298,7 +301,7 @@ fn message_error(rk: *mut rd::rd_kafka_t, m: &rd::rd_kafka_message_t) -> Event {
 /// (`consume`'s `max_bytes`): a binary column's offsets are 32-bit (2 GiB of values at most).
 const DEFAULT_MAX_BATCH_BYTES: usize = 64 * 1024 * 1024;
 
-/// Turns a consumed batch into events, then destroys its messages; also how many records' headers
+/// Turns a consumed batch into events, destroying its messages; also how many records' headers
 /// were read from their bytes (`record_headers`). A run of one partition becomes several batches
 /// where its keys and values pass `max_bytes`.
 fn events(
@@ -324,37 +327,44 @@ fn events(
             } else {
                 message_error(rk, first)
             });
+            unsafe { rd::rd_kafka_message_destroy(msgs[start]) };
             start += 1;
             continue;
         }
         let mut end = start + 1;
-        let mut bytes = first.len + first.key_len;
+        let (mut key_bytes, mut payload_bytes) = (first.key_len, first.len);
         while end < n {
             let m = unsafe { &*msgs[end] };
             if m.err as i32 != 0 || m.rkt != first.rkt || m.partition != first.partition {
                 break;
             }
-            bytes += m.len + m.key_len;
-            if bytes > max_bytes {
+            if key_bytes + payload_bytes + m.key_len + m.len > max_bytes {
                 break;
             }
+            key_bytes += m.key_len;
+            payload_bytes += m.len;
             end += 1;
         }
         let topic = topic_of(first).unwrap_or_default();
-        let (batch, raw) = build_batch(&msgs[start..end], &topic, schema, raw_headers);
-        raw_read += raw;
+        let (partition, first_offset) = (first.partition, first.offset);
         let last = unsafe { (*msgs[end - 1]).offset };
+        // destroys msgs[start..end]: `first` is not read after this
+        let (batch, raw) = build_batch(
+            &msgs[start..end],
+            (key_bytes, payload_bytes),
+            &topic,
+            schema,
+            raw_headers,
+        );
+        raw_read += raw;
         out.push(Event::Records {
             topic,
-            partition: first.partition,
-            first: first.offset,
+            partition,
+            first: first_offset,
             last,
             batch,
         });
         start = end;
-    }
-    for &m in msgs {
-        unsafe { rd::rd_kafka_message_destroy(m) };
     }
     (out, raw_read)
 }
