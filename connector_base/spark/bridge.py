@@ -29,7 +29,7 @@ from pyspark.sql.types import StructType
 from typing_extensions import override
 
 from connector_base.errors import ConnectorError, InvalidOptionError
-from connector_base.gc_tuning import bulk_gc
+from connector_base.gc_tuning import bulk_gc, freeze_imported_objects_in_reused_worker
 from connector_base.serialization import dumps_canonical
 from connector_base.source import Source
 from connector_base.spark.arrow_output import DEFAULT_BATCH_ROWS
@@ -200,6 +200,7 @@ class SourceDataSource(DataSource):
         options must be valid for at least one of them (``startingOffsets=latest`` is streaming-only,
         for instance); ``reader()`` and ``streamReader()`` then apply the rules of their mode.
         """
+        freeze_imported_objects_in_reused_worker()  # Spark's planning worker collects after the task
         planning_parallelism(self)  # minPartitions is the bridge's unless the connector reads it
         self.event_time_options()
         take_backlog_options(self)  # backlog.* are the bridge's (backlog.py)
@@ -225,6 +226,7 @@ class SourceDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         """A batch reader (options validated now)."""
+        freeze_imported_objects_in_reused_worker()
         planning_parallelism(self)
         self.event_time_options()
         take_backlog_options(self)
@@ -248,6 +250,7 @@ class SourceDataSource(DataSource):
 
     def _stream_reader(self, schema: StructType) -> DataSourceStreamReader:
         """A micro-batch stream reader (options validated now)."""
+        freeze_imported_objects_in_reused_worker()
         planning_parallelism(self)
         self.event_time_options()
         take_backlog_options(self)

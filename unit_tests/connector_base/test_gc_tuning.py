@@ -100,3 +100,21 @@ def test_imported_objects_are_frozen_once_per_set_of_modules(monkeypatch: pytest
         assert gc.get_freeze_count() >= frozen + len(kept) // 2
     finally:
         gc.unfreeze()
+
+
+def test_planning_freezes_only_where_spark_collects_after_each_task(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spark's reused workers (``SPARK_REUSE_WORKER``) collect after every task: planning there
+    freezes; a driver, a test or the local runtime collects nothing after it, so nothing is paid."""
+    from connector_base import gc_tuning
+
+    monkeypatch.setattr(gc_tuning, "_frozen_at", None)
+    try:
+        monkeypatch.delenv("SPARK_REUSE_WORKER", raising=False)
+        assert not gc_tuning.freeze_imported_objects_in_reused_worker()
+        assert gc_tuning._frozen_at is None
+        monkeypatch.setenv("SPARK_REUSE_WORKER", "1")
+        assert gc_tuning.freeze_imported_objects_in_reused_worker()
+        assert gc.get_freeze_count() > 1_000
+        assert not gc_tuning.freeze_imported_objects_in_reused_worker()  # nothing imported since
+    finally:
+        gc.unfreeze()
