@@ -261,8 +261,10 @@ class KafkaClusterClient(OffsetLookup):
                     continue  # the late answer of an earlier commit that timed out
                 failed = [tp for tp in partitions if tp.error is not None]
                 if error is not None or failed:
-                    detail = error if error is not None else ", ".join(
-                        f"{tp.topic}-{tp.partition}: {tp.error}" for tp in failed
+                    detail = (
+                        error
+                        if error is not None
+                        else ", ".join(f"{tp.topic}-{tp.partition}: {tp.error}" for tp in failed)
                     )
                     raise ConnectorError(f"committing group offsets failed: {detail}")
                 return

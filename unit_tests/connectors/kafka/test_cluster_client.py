@@ -64,9 +64,7 @@ class _SilentAdmin:
         return {r: Future() for r in resources}
 
 
-def _client(
-    *answers: int, api_timeout_ms: int = 30_000, **more: str
-) -> tuple[KafkaClusterClient, _Admin]:
+def _client(*answers: int, api_timeout_ms: int = 30_000, **more: str) -> tuple[KafkaClusterClient, _Admin]:
     options = KafkaSourceOptions.parse(
         {
             **more,

@@ -31,7 +31,6 @@ def test_an_outage_past_the_bound_fails_naming_the_servers() -> None:
         clock.failed(RuntimeError("timed out"), started=time.monotonic())  # counted from the first
 
 
-
 @pytest.mark.timeout(60)
 def test_an_unanswered_partition_discovery_past_the_bound_fails_the_query() -> None:
     """Discovery runs on the driver at each trigger (``partitionDiscoveryIntervalMs=0``); its lookups
