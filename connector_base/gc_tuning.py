@@ -91,7 +91,8 @@ def bulk_gc(fn: Callable[P, R]) -> Callable[P, R]:
 def freeze_imported_objects() -> bool:
     """Collect, then freeze every tracked object, if modules were imported since the last freeze.
 
-    Called at the start of each read task. Whether anything was imported is judged by the size of
+    Called at the start of each read task, and of each planning step in Spark's reused workers
+    (``freeze_imported_objects_in_reused_worker``). Whether anything was imported is judged by the size of
     ``sys.modules`` (constant time), so a process freezes once on its first task, again after a task
     that imported more (a reader's client library on its first use), and never for steady tasks. The
     collection first means no garbage is frozen; what the task itself holds at that moment (its
@@ -109,11 +110,12 @@ def freeze_imported_objects() -> bool:
 
 
 def freeze_imported_objects_in_reused_worker() -> bool:
-    """``freeze_imported_objects`` where Spark collects after every task: in its reused Python
-    workers (``SPARK_REUSE_WORKER`` set, as ``pyspark/daemon.py`` reads it). For the data source's
-    planning steps (``schema``, ``reader``, ``streamReader``), which run in such a worker on every
-    query (Spark's ``PythonPlannerRunner``) and in a driver, a test or the local runtime elsewhere,
-    where nothing collects after them and a collection of a large process is better not paid.
+    """``freeze_imported_objects``, but only in Spark's reused Python workers (``SPARK_REUSE_WORKER``
+    set, as ``pyspark/daemon.py`` reads it), which collect after every task.
+
+    For the data source's planning steps (``schema``, ``reader``, ``streamReader``). Spark runs them
+    in such a worker on every query (``PythonPlannerRunner``). A driver, a test or the local runtime
+    runs them too, but collects nothing after them: a collection there would be paid for nothing.
 
     Measured on the Kafka source: the collection after each planning task took ~42 ms of the
     planning worker's CPU, two per batch query, on this 2-core machine (2026-11-29).

@@ -63,7 +63,7 @@ def retain_freed_memory() -> bool:
         _done_in = os.getpid()
         if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc" or _user_chose_allocator():
             return False
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         # mallopt returns 1 on success; a value it refuses leaves that setting as it was
         trim = libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
         mmap = libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
