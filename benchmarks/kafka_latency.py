@@ -4,13 +4,14 @@ A producer thread writes a steady ``--rate`` records/s (default 20,000) of ``--s
 with one header each to a real Apache Kafka topic of ``--partitions`` partitions (6); each record's
 CreateTime is the moment it was handed to the producer. Streaming queries read the topic from
 ``latest`` with a processing-time trigger of 0 (a new micro-batch as soon as the last one ends), every
-column with headers, into ``foreachBatch``, which collects the batch's timestamps and stamps the time
-the batch was done: a record's latency is that time minus its CreateTime (produce to sink). Readers
-run one after another on the same stream for ``--seconds`` each (the first ``--settle`` seconds of
-each are not counted), in the order spark-kafka, native, python, then again reversed, in one Spark
-session. Printed: p50, p99 and max latency, records/s seen, per reader and round, the median
-duration of each phase of a micro-batch from Spark's query progress (where a reader's time goes),
-and the ratios of the p99s (goal: kafka-unified's p99 no worse than Spark's source's).
+column with headers, into ``foreachBatch``, which collects every column of the batch (the key's,
+value's and headers' sizes, the rest as they are) and stamps the time the batch was done: a record's
+latency is that time minus its CreateTime (produce to sink). Readers run one after another on the
+same stream for ``--seconds`` each (the first ``--settle`` seconds of each are not counted), in the
+order spark-kafka, native, python, then again reversed, in one Spark session. Printed: p50, p99
+and max latency, records/s seen, per reader and round, the median duration of each phase of a
+micro-batch from Spark's query progress (where a reader's time goes), and the ratios of the p99s
+(goal: kafka-unified's p99 no worse than Spark's source's).
 
     python -m benchmarks.kafka_latency
     python -m benchmarks.kafka_latency --rate 5000 --seconds 20 --readers spark-kafka,native
@@ -112,7 +113,22 @@ def measure(
     started = time.time()
 
     def sink(batch: Any, _batch_id: int) -> None:
-        micros = batch.selectExpr("unix_micros(timestamp) as us").toPandas()["us"].to_numpy()
+        # every column reaches the sink, as in a user's pipeline: a sink needing the timestamp only
+        # would let kafka-unified's Arrow path hand over one column while Spark's source builds rows
+        micros = (
+            batch.selectExpr(
+                "unix_micros(timestamp) as us",
+                "length(key) as key_bytes",
+                "length(value) as value_bytes",
+                "size(headers) as headers",
+                "topic",
+                "partition",
+                "offset",
+                "timestampType",
+            )
+            .toPandas()["us"]
+            .to_numpy()
+        )
         done = time.time()
         if done - started >= settle and len(micros):
             latencies.append(done * 1000.0 - micros / 1000.0)
