@@ -272,7 +272,10 @@ def test_every_registration_module_is_in_py_modules() -> None:
 
 # --- the wheel on every Python pyspark supports ----------------------------------------------------
 PYTHONS = ("3.11", "3.12", "3.13")
-MATRIX_EXTRAS = "kafka,kinesis,pravega"
+MATRIX_EXTRAS = "kafka-native,kinesis,pravega"
+"""``kafka-native`` pulls in ``kafka``: one abi3 build of the compiled reader must serve every Python."""
+NATIVE_WHEELS = ROOT / "native" / "kafka_reader" / "target" / "wheels"
+"""Where ``native/install_native.sh`` (``make native``, which ``make test`` runs first) leaves the wheel."""
 UNIT_TEST_TOOLS = ("pytest>=8,<10", "pytest-timeout>=2.3,<3", "hypothesis>=6.100,<7", "psutil>=5.9,<8")
 """What the unit tests need beyond the wheel and its extras."""
 INSTALL_TIMEOUT_S = 1800
@@ -385,10 +388,11 @@ def venv(tmp_path: Path) -> Iterator[Path]:
 def test_wheel_on_every_python(
     version: str, wheel: Path, round_trip_brokers: dict[str, Any], tmp_path: Path, venv: Path
 ) -> None:
-    """A fresh venv of ``version`` installs ``wheel[kafka,kinesis,pravega]`` from the package index
-    (pip's cache makes repeats cheap), passes the unit tests of what the wheel ships (on the other
-    Pythons than the suite's own, where the suite runs them anyway), and round-trips rows through
-    every format's sink and source on the real brokers."""
+    """A fresh venv of ``version`` installs ``wheel[kafka-native,kinesis,pravega]`` from the package
+    index (pip's cache makes repeats cheap) with the one abi3 build of the compiled Kafka reader,
+    passes the unit tests of what the wheel ships (on the other Pythons than the suite's own, where
+    the suite runs them anyway), and round-trips rows through every format's sink and source on the
+    real brokers, Kafka's through both writers and both readers."""
     python = find_python(version)
     if python is None:
         pytest.skip(f"no CPython {version}: neither python{version} on PATH nor one under pyenv's versions")
@@ -396,8 +400,10 @@ def test_wheel_on_every_python(
     made = _run([str(python), "-m", "venv", str(venv)], cwd=tmp_path)
     assert made.returncode == 0, made.stderr
     venv_python = venv / "bin" / "python"
+    native = sorted(NATIVE_WHEELS.glob("sparkflow_kafka_native-*-abi3-*.whl"))
+    assert native, f"no kafka-native wheel in {NATIVE_WHEELS}: run make native first"
     proc = _run(
-        [*_installer(venv_python), f"{wheel}[{MATRIX_EXTRAS}]", *UNIT_TEST_TOOLS],
+        [*_installer(venv_python), f"{wheel}[{MATRIX_EXTRAS}]", str(native[-1]), *UNIT_TEST_TOOLS],
         cwd=tmp_path,
         timeout=INSTALL_TIMEOUT_S,
     )
@@ -416,6 +422,7 @@ def test_wheel_on_every_python(
     config = {
         "kafka_bootstrap": kafka.bootstrap,
         "kafka_topic": kafka.create_topic(partitions=2),
+        "kafka_python_topic": kafka.create_topic(partitions=2),
         "kinesis_options": kinesis.options(streamName=kinesis.create_stream(2)),
         "pravega_controller": pravega.controller_uri,
         "pravega_scope": f"wheel{tag}{os.getpid()}",
@@ -429,7 +436,7 @@ def test_wheel_on_every_python(
     assert proc.returncode == 0 and lines, proc.stdout[-2000:] + proc.stderr[-4000:]
     result = json.loads(lines[0].removeprefix("RESULT "))
     expected = [f"row-{i:03d}" for i in range(50)]
-    for fmt in ("kafka", "kinesis", "pravega", "files"):
+    for fmt in ("kafka", "kafka-python", "kinesis", "pravega", "files"):
         assert result[fmt] == {"ok": expected}, f"{fmt} on Python {version}: {str(result[fmt])[:3000]}"
     print(
         f"Python {version} ({python}): {installed - began:.1f}s to install, {unit_s:.1f}s unit tests, "

@@ -7,7 +7,8 @@ It must not run from the source tree (the wheel, not the checkout, is under test
 
 ``wheel_check.py --round-trip CONFIG`` instead writes ``ROUND_TRIP_ROWS`` rows with each format's
 sink and reads them back with its source, on the brokers ``CONFIG`` (a JSON file) names: Kafka
-(``kafka-unified``), Kinesis (``kinesis-unified``), Pravega (``pravega``) and files (Spark's JSON
+(``kafka-unified``, once through the compiled writer and reader, once through the Python ones, each
+on a topic of its own), Kinesis (``kinesis-unified``), Pravega (``pravega``) and files (Spark's JSON
 writer, read by ``files-unified``). It prints ``RESULT`` with ``{"ok": sorted values read}`` or
 ``{"error": message}`` per format.
 """
@@ -36,16 +37,23 @@ def round_trip(config: dict[str, Any]) -> dict[str, dict[str, object]]:
     spark.sparkContext.setLogLevel("ERROR")
     values = [f"row-{i:03d}" for i in range(ROUND_TRIP_ROWS)]
 
-    def kafka() -> list[str]:
+    def kafka_through(client: str, topic: str) -> list[str]:
+        """Write with ``kafka.writer=client`` and read back with ``kafka.reader=client``."""
         df = spark.createDataFrame(
             [(f"k{i % 5}", v) for i, v in enumerate(values)], "key string, value string"
         )
         common = {"kafka.bootstrap.servers": config["kafka_bootstrap"]}
-        df.write.format("kafka-unified").options(**common).option("topic", config["kafka_topic"]).mode(
-            "append"
-        ).save()
-        read = spark.read.format("kafka-unified").options(**common).option("subscribe", config["kafka_topic"])
-        return _sorted_strings(read.load().collect(), "value")
+        df.write.format("kafka-unified").options(**common).option("topic", topic).option(
+            "kafka.writer", client
+        ).mode("append").save()
+        read = spark.read.format("kafka-unified").options(**common).option("subscribe", topic)
+        return _sorted_strings(read.option("kafka.reader", client).load().collect(), "value")
+
+    def kafka() -> list[str]:
+        return kafka_through("native", config["kafka_topic"])
+
+    def kafka_python() -> list[str]:
+        return kafka_through("python", config["kafka_python_topic"])
 
     def kinesis() -> list[str]:
         options = config["kinesis_options"]
@@ -83,7 +91,14 @@ def round_trip(config: dict[str, Any]) -> dict[str, dict[str, object]]:
         )
 
     result: dict[str, dict[str, object]] = {}
-    for fmt, run in (("kafka", kafka), ("kinesis", kinesis), ("pravega", pravega), ("files", files)):
+    runs = (
+        ("kafka", kafka),
+        ("kafka-python", kafka_python),
+        ("kinesis", kinesis),
+        ("pravega", pravega),
+        ("files", files),
+    )
+    for fmt, run in runs:
         try:
             result[fmt] = {"ok": run()}
         except Exception as e:  # the message is what the test shows
