@@ -7,7 +7,10 @@ launcher is gone (the restart race of issue 21).
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -17,11 +20,13 @@ from pathlib import Path
 import psutil
 import pytest
 
+from sparkflow_testing.orphan_guard import GUARD_FLAG
 from sparkflow_testing.processes import (
     exit_report,
     free_port,
     group_members,
     listening_pids,
+    popen_guarded,
     spawn_group,
     stop_group,
     wait_listening,
@@ -77,9 +82,16 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _guards(pgid: int) -> set[int]:
+    """The orphan guards (``orphan_guard.py --guard``) in process group ``pgid``."""
+    return {pid for pid in group_members(pgid) if GUARD_FLAG in psutil.Process(pid).cmdline()}
+
+
 def test_stop_waits_for_the_launchers_child_not_only_for_the_launcher(tmp_path: Path) -> None:
     proc, child = _launch(tmp_path, linger=1.5)
-    assert set(group_members(proc.pid)) == {proc.pid, child}
+    guards = _guards(proc.pid)
+    assert len(guards) == 1
+    assert set(group_members(proc.pid)) == {proc.pid, child} | guards
     stop_group(proc)
     # the launcher exits at once; the child needs 1.5 s: a stop that waited for the launcher only
     # returned while the child still ran (the old ``stop_group``)
@@ -177,3 +189,66 @@ def test_a_second_stop_never_signals_a_group_that_took_over_the_recycled_id(
     monkeypatch.setattr(processes.psutil, "pid_exists", lambda pid: pid == proc.pid)
     stop_group(proc, timeout_s=0.2)
     assert signalled == []
+
+
+# Starts a server group (``LAUNCHER``: a launcher and its child) the way a fixture does, from a
+# thread of a pool, optionally forks a child that lives on (the fork must not keep the group
+# alive), then prints the group's pids and sleeps until killed.
+STARTER = r"""
+import json, os, sys, time
+from concurrent.futures import ThreadPoolExecutor
+from sparkflow_testing.processes import group_members, spawn_group
+launcher, pid_file, log, fork = sys.argv[1:5]
+cmd = [sys.executable, "-c", launcher, pid_file, "0", "stop"]
+with ThreadPoolExecutor(1) as pool:
+    proc = pool.submit(spawn_group, cmd, log).result()
+while not (os.path.exists(pid_file) and open(pid_file).read()):
+    time.sleep(0.05)
+forked = os.fork() if fork == "fork" else -1
+if forked == 0:
+    time.sleep(60)
+    os._exit(0)
+print(json.dumps({"group": group_members(proc.pid), "forked": forked}), flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("fork", ["no-fork", "fork"])
+def test_a_group_dies_with_the_process_that_started_it_even_by_sigkill(tmp_path: Path, fork: str) -> None:
+    pid_file = tmp_path / "child.pid"
+    starter = subprocess.Popen(
+        [sys.executable, "-c", STARTER, LAUNCHER, str(pid_file), str(tmp_path / "log"), fork],
+        stdout=subprocess.PIPE,
+    )
+    assert starter.stdout is not None
+    started = json.loads(starter.stdout.readline() or '{"group": [], "forked": -1}')
+    members: list[int] = started["group"]
+    leftovers = [psutil.Process(pid) for pid in [*members, started["forked"]] if pid > 0]
+    try:
+        assert len(members) >= 2, f"expected the launcher and its child (and the guard): {members}"
+        os.kill(starter.pid, signal.SIGKILL)  # no stop(), no atexit, no finally: the process ends
+        starter.wait(10)
+        deadline = time.monotonic() + 5
+        while [pid for pid in members if _alive(pid)] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [pid for pid in members if _alive(pid)], "the group outlived its starter"
+    finally:
+        starter.kill()
+        starter.wait(10)
+        for leftover in leftovers:  # psutil checks the pid still names that process
+            with contextlib.suppress(psutil.NoSuchProcess):
+                leftover.kill()
+
+
+def test_a_command_that_cannot_be_executed_fails_as_popen_does(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="no-such-server"):
+        popen_guarded([str(tmp_path / "no-such-server")])
+
+
+def test_the_pid_is_the_server_s_and_its_exit_code_is_kept(tmp_path: Path) -> None:
+    proc = popen_guarded(
+        [sys.executable, "-c", "import os, sys; print(os.getpid()); sys.exit(7)"], stdout=subprocess.PIPE
+    )
+    out, _ = proc.communicate(timeout=30)  # the guard does not hold the pipe: end of file comes
+    assert int(out) == proc.pid
+    assert proc.returncode == 7

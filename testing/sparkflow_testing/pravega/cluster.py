@@ -13,7 +13,8 @@ that use it as an oracle (:attr:`PravegaCluster.manager`, :func:`official_client
 
 The emulator must run in its own process: the official client holds the GIL during blocking
 calls, so a server thread in the client's process would deadlock. :class:`EmulatorProcess` starts
-it with ``start_new_session=True`` and stops it by signalling its process group.
+it in a session of its own (:func:`~sparkflow_testing.processes.popen_guarded`: the group dies
+with the process that started it) and stops it by signalling its process group.
 
 Threading: none; everything here is called from the test's thread.
 """
@@ -38,7 +39,7 @@ from sparkflow_testing.maven import java_and_maven_available
 from sparkflow_testing.pravega.admin import PravegaAdmin, admin_for
 from sparkflow_testing.pravega.emulator.control import EmulatorControl
 from sparkflow_testing.pravega.standalone import PravegaStandalone
-from sparkflow_testing.processes import stop_group
+from sparkflow_testing.processes import popen_guarded, stop_group
 
 __all__ = [
     "Backend",
@@ -241,9 +242,7 @@ class EmulatorProcess:
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parents[2])  # where sparkflow_testing is importable from
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
-        self._process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=stderr, start_new_session=True, env=env
-        )
+        self._process = popen_guarded(command, stdout=subprocess.PIPE, stderr=stderr, env=env)
         if stderr is not subprocess.DEVNULL:
             stderr.close()
         assert self._process.stdout is not None
