@@ -48,8 +48,10 @@ demo: $(STAMP) $(NATIVE_STAMP)
 test: $(STAMP) $(KINESALITE) $(NATIVE_STAMP)
 	$(PY) tools/run_tests.py $(PYTEST_ARGS)
 
+LINTED = connector_base connectors testing demos tools mutants benchmarks unit_tests integration_tests
 lint: $(STAMP)
-	$(VENV)/bin/ruff check connector_base connectors testing demos tools mutants benchmarks unit_tests integration_tests
+	$(VENV)/bin/ruff check $(LINTED)
+	$(VENV)/bin/ruff format --check $(LINTED)
 	$(VENV)/bin/mypy
 
 # planted bugs, one at a time, each against the tests that guard it (not part of make test; long)
