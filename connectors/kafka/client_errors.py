@@ -34,18 +34,26 @@ def unrecoverable_cause(error: Any) -> str | None:
     return None
 
 
-class ConnectErrorWatch:
-    """An ``error_cb`` for a librdkafka client that keeps the first unrecoverable error.
+_UNREACHABLE = frozenset({"_RESOLVE", "_TRANSPORT"})
+"""librdkafka's reports that one server cannot be reached (its "all brokers down" can come early)."""
 
-    Threading: librdkafka calls it from whichever thread polls the client; it only stores a string.
+
+class ConnectErrorWatch:
+    """An ``error_cb`` for a librdkafka client that keeps the first unrecoverable error, and the
+    last report that a server cannot be reached (``unreachable``, for ``reachability.first_contact``).
+
+    Threading: librdkafka calls it from whichever thread polls the client; it only stores strings.
     """
 
     def __init__(self, what: str) -> None:
         self._what = what
         self.cause: str | None = None
+        self.unreachable: str | None = None
 
     def __call__(self, error: Any) -> None:
-        """Keep ``error`` if it is the first unrecoverable one."""
+        """Keep ``error`` if it is the first unrecoverable one, or a server's "cannot reach"."""
+        if error.name() in _UNREACHABLE:
+            self.unreachable = error.str()
         if self.cause is None:
             self.cause = unrecoverable_cause(error)
 

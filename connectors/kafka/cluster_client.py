@@ -16,6 +16,7 @@ from connector_base import ConnectorError
 from connectors.kafka.client_errors import ConnectErrorWatch
 from connectors.kafka.options import KafkaSourceOptions
 from connectors.kafka.positions import OffsetLookup, TopicPartition
+from connectors.kafka.reachability import first_contact
 
 __all__ = ["KafkaClusterClient"]
 
@@ -45,6 +46,12 @@ class KafkaClusterClient(OffsetLookup):
     Retries each lookup ``fetchOffset.numRetries`` times, ``fetchOffset.retryIntervalMs`` apart (Spark's
     options; 3 and 1000 ms); each request waits at most ``kafka.default.api.timeout.ms``.
 
+    A batch query's client lives for one planning and is silent (librdkafka's ``log_level`` 0): it
+    makes the query's first contact itself (``first_contact``), which would otherwise log about 20
+    lines a second for a bad host name. A streaming query keeps its client for the query's life and
+    librdkafka's own lines about an outage or a moved leader stay visible on it, so its first contact
+    is made by a silent client of that call's own.
+
     Threading: the driver's stream-reader thread only.
     """
 
@@ -55,7 +62,11 @@ class KafkaClusterClient(OffsetLookup):
 
         self._options = options
         self._connect_errors = ConnectErrorWatch("connecting to Kafka")
-        self._admin = AdminClient({**options.driver_client_config(), "error_cb": self._connect_errors})
+        self._quiet = not options.streaming
+        conf = {**options.driver_client_config(), "error_cb": self._connect_errors}
+        if self._quiet:
+            conf["log_level"] = 0
+        self._admin = AdminClient(conf)
         self._group_consumer: Any = None
         self._commit_answers: list[tuple[Any, list[Any]]] = []
         self._retries = options.fetch_offset_retries if retries is None else retries
@@ -91,6 +102,14 @@ class KafkaClusterClient(OffsetLookup):
                     "(kafka.default.api.timeout.ms plus a grace)"
                 ) from None
         return out
+
+    def first_contact(self) -> None:
+        """Return once the cluster answers; raise ``ClusterUnreachableError`` within the bound if not
+        (``reachability.first_contact``, on this client where it is a batch query's)."""
+        if self._quiet:
+            first_contact(self._options, self._admin, self._connect_errors)
+        else:
+            first_contact(self._options)
 
     # --- metadata -------------------------------------------------------------------------------
     def partitions(self) -> dict[str, list[int]] | None:

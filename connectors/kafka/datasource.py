@@ -125,7 +125,9 @@ class KafkaDataSource(ReaderSchemasInOffsets, SourceDataSource):
 
     @override
     def create_planner(self, source: KafkaSource) -> SplitPlanner[object]:  # type: ignore[override]
-        return KafkaSplitPlanner(source.options, source.outage)  # type: ignore[return-value]
+        return KafkaSplitPlanner(  # type: ignore[return-value]
+            source.options, source.outage, source.driver_client
+        )
 
     @override
     def filter_support(self, column_filter: ColumnFilter) -> FilterSupport:

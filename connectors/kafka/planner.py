@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from typing_extensions import override
@@ -19,7 +19,7 @@ from connectors.kafka.event_time import KafkaEventTimeLookup
 from connectors.kafka.filter_pushdown import KafkaFilters
 from connectors.kafka.options import KafkaSourceOptions
 from connectors.kafka.positions import TopicPartition
-from connectors.kafka.reachability import OutageClock, first_contact
+from connectors.kafka.reachability import OutageClock
 from connectors.kafka.restore_check import check_kafka_restore
 from connectors.kafka.split import KafkaPartitionSplit
 
@@ -44,8 +44,15 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
     Threading: the driver's stream-reader thread only.
     """
 
-    def __init__(self, options: KafkaSourceOptions, outage: OutageClock | None = None) -> None:
+    def __init__(
+        self,
+        options: KafkaSourceOptions,
+        outage: OutageClock | None = None,
+        client_factory: Callable[[], KafkaClusterClient] | None = None,
+    ) -> None:
         self.options = options
+        # the query's driver client, shared with the enumerator's discovery (``KafkaSource``)
+        self._client_factory = client_factory or (lambda: KafkaClusterClient(options))
         self._client: KafkaClusterClient | None = None
         self._gone: set[TopicPartition] = set()
         self._avg_bytes: dict[TopicPartition, tuple[float, float]] = {}
@@ -59,8 +66,8 @@ class KafkaSplitPlanner(SplitPlanner[KafkaPartitionSplit]):
 
     @override
     def open(self) -> None:
-        first_contact(self.options)
-        self._client = KafkaClusterClient(self.options)
+        self._client = self._client_factory()
+        self._client.first_contact()
 
     @override
     def close(self) -> None:

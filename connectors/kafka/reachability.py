@@ -6,7 +6,9 @@ Before a query plans anything, :func:`first_contact` asks for metadata in short 
 client and watches librdkafka's error reports: when every bootstrap server is unresolvable or
 refuses connections for ``FIRST_CONTACT_GRACE_S`` (a broker still starting gets that long), or
 nothing answers within ``kafka.default.api.timeout.ms``, it raises ``ClusterUnreachableError``
-naming the servers and the reason. :class:`OutageClock` bounds a later outage the same way.
+naming the servers and the reason. It can use the caller's own client (a batch query's planning
+client: one client's start and connection per query instead of two). :class:`OutageClock` bounds a
+later outage the same way.
 """
 
 from __future__ import annotations
@@ -15,14 +17,13 @@ import time
 from typing import Any
 
 from connector_base import ConnectorError
-from connectors.kafka.client_errors import unrecoverable_cause
+from connectors.kafka.client_errors import ConnectErrorWatch
 from connectors.kafka.options import KafkaSourceOptions
 
 __all__ = ["ClusterUnreachableError", "OutageClock", "first_contact"]
 
 FIRST_CONTACT_GRACE_S = 2.0
 CONTACT_SLICE_S = 0.25
-_UNREACHABLE = frozenset({"_RESOLVE", "_TRANSPORT"})  # per server; "all brokers down" can come early
 
 
 class ClusterUnreachableError(ConnectorError):
@@ -38,30 +39,20 @@ def _message(options: KafkaSourceOptions, why: str, waited_s: float) -> str:
     )
 
 
-class _Reports:
-    """An ``error_cb`` keeping librdkafka's last "cannot reach a broker" report.
+def first_contact(
+    options: KafkaSourceOptions, admin: Any = None, watch: ConnectErrorWatch | None = None
+) -> None:
+    """Return once the cluster answers a metadata request; raise ``ClusterUnreachableError`` if not.
 
-    Threading: called from the thread that polls the client; it only stores a string.
+    ``admin`` (an ``AdminClient`` whose ``error_cb`` is ``watch``, made with ``log_level`` 0): the
+    caller's client, which then goes on serving the caller's requests; by default a silent client of
+    this call's own.
     """
+    if admin is None or watch is None:
+        from confluent_kafka.admin import AdminClient
 
-    def __init__(self) -> None:
-        self.reason: str | None = None
-        self.unrecoverable: str | None = None
-
-    def __call__(self, error: Any) -> None:
-        if error.name() in _UNREACHABLE:
-            self.reason = error.str()
-        if self.unrecoverable is None:  # a wrong password or an untrusted certificate: no grace
-            self.unrecoverable = unrecoverable_cause(error)
-
-
-def first_contact(options: KafkaSourceOptions) -> None:
-    """Return once the cluster answers a metadata request; raise ``ClusterUnreachableError`` if not."""
-    from confluent_kafka.admin import AdminClient
-
-    reports = _Reports()
-    conf = {**options.driver_client_config(), "error_cb": reports, "log_level": 0}
-    admin = AdminClient(conf)
+        watch = ConnectErrorWatch("connecting to Kafka")
+        admin = AdminClient({**options.driver_client_config(), "error_cb": watch, "log_level": 0})
     began = time.monotonic()
     deadline = began + options.api_timeout_ms / 1000.0
     last = ""
@@ -72,14 +63,13 @@ def first_contact(options: KafkaSourceOptions) -> None:
         except Exception as e:  # this slice timed out: look at what librdkafka reported
             last = str(e)
         admin.poll(0)
-        if reports.unrecoverable is not None:
-            raise ConnectorError(f"connecting to Kafka failed: {reports.unrecoverable}")
+        watch.raise_if_failed()  # a wrong password or an untrusted certificate: no grace
         now = time.monotonic()
-        if reports.reason is not None and now - began >= FIRST_CONTACT_GRACE_S:
-            raise ClusterUnreachableError(_message(options, reports.reason, now - began))
+        if watch.unreachable is not None and now - began >= FIRST_CONTACT_GRACE_S:
+            raise ClusterUnreachableError(_message(options, watch.unreachable, now - began))
         if now >= deadline:
             raise ClusterUnreachableError(
-                _message(options, f"no answer ({reports.reason or last})", now - began)
+                _message(options, f"no answer ({watch.unreachable or last})", now - began)
             )
 
 

@@ -57,26 +57,36 @@ class KafkaSource(Source[object, KafkaPartitionSplit, KafkaEnumeratorState]):
         self._decoder = decoder  # keyFormat/valueFormat: builds the reader's decoder (executor side)
         self.outage = OutageClock(options)
         """The driver's outage clock, shared by the enumerator's discovery and the planner's lookups."""
+        self._driver_client: KafkaClusterClient | None = None
 
     @property
     @override
     def boundedness(self) -> Boundedness:
         return Boundedness.BOUNDED if self.options.ending is not None else Boundedness.CONTINUOUS_UNBOUNDED
 
-    def _client(self) -> KafkaClusterClient:
-        return KafkaClusterClient(self.options)
+    def driver_client(self) -> KafkaClusterClient:
+        """The query's one driver client, shared by the planner and the enumerator's discovery, made
+        on first use (a batch query's planning once opened three: one to make the first contact, one
+        for the planner, one for the enumerator, each starting and connecting, 10-20 ms apiece).
+        Both use it from the driver's stream-reader thread; either's ``close`` only releases its
+        group consumer, which a later commit opens again."""
+        if self._driver_client is None:
+            self._driver_client = KafkaClusterClient(self.options)
+        return self._driver_client
 
     @override
     def create_enumerator(
         self, context: SplitEnumeratorContext[KafkaPartitionSplit]
     ) -> KafkaSourceEnumerator:
-        return KafkaSourceEnumerator(context, self.options, self._client, outage=self.outage)
+        return KafkaSourceEnumerator(context, self.options, self.driver_client, outage=self.outage)
 
     @override
     def restore_enumerator(
         self, context: SplitEnumeratorContext[KafkaPartitionSplit], checkpoint: KafkaEnumeratorState
     ) -> KafkaSourceEnumerator:
-        return KafkaSourceEnumerator(context, self.options, self._client, checkpoint, outage=self.outage)
+        return KafkaSourceEnumerator(
+            context, self.options, self.driver_client, checkpoint, outage=self.outage
+        )
 
     @override
     def create_reader(self, context: SourceReaderContext) -> KafkaSourceReader:

@@ -185,3 +185,33 @@ def test_user_schema_is_refused_with_the_fixed_columns(spark: Any, kafka_cluster
         bytes(r["value"])
         for r in reader(spark, kafka_cluster, subscribe=topic).schema(fixed).load().collect()
     ] == [b"a"]
+
+
+def test_a_batch_plan_opens_one_silent_kafka_client(reference_broker: KafkaBroker, monkeypatch: Any) -> None:
+    """The driver's planning of a batch read (first contact, the enumerator's discovery and starting
+    offsets, the planner's ending offsets) runs on one client, made with librdkafka's logging off;
+    until 2026-11-30 it opened three, 10-20 ms apiece per query."""
+    from confluent_kafka import admin
+
+    from connector_base.spark.bridge import _BridgeBatchReader
+    from connectors.kafka.datasource import KafkaDataSource, kafka_schema
+
+    made: list[object] = []
+    real_init = admin.AdminClient.__init__
+
+    def counted_init(self: Any, conf: dict[str, Any], **kwargs: Any) -> None:  # a real client, counted
+        made.append(conf.get("log_level"))
+        real_init(self, conf, **kwargs)
+
+    topic = reference_broker.create_topic(3)
+    reference_broker.produce(topic, [f"v{i}".encode() for i in range(30)])
+    monkeypatch.setattr(admin.AdminClient, "__init__", counted_init)  # the broker's own are not counted
+    ds = KafkaDataSource(
+        {
+            "kafka.bootstrap.servers": reference_broker.bootstrap,
+            "subscribe": topic,
+            "startingOffsets": json.dumps({topic: {"0": 2, "1": -2, "2": -2}}),
+        }
+    )
+    parts = _BridgeBatchReader(ds, kafka_schema(False)).partitions()
+    assert parts and made == [0]
