@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from connector_base import InvalidOptionError
@@ -123,3 +125,28 @@ def test_a_java_name_and_its_librdkafka_name_together_are_refused() -> None:
         KafkaSourceOptions.parse(
             {**SOURCE, "kafka.fetch.max.wait.ms": "1", "kafka.fetch.wait.max.ms": "2"}, streaming=True
         )
+
+
+def test_a_configuration_librdkafka_accepted_is_not_checked_again(monkeypatch: Any) -> None:
+    """Every read task parses the options the driver checked at load(); each check makes a client."""
+    import confluent_kafka
+
+    made: list[dict[str, Any]] = []
+    real = confluent_kafka.Consumer
+
+    def counted(conf: dict[str, Any]) -> Any:  # a real client, counted
+        made.append(conf)
+        return real(conf)
+
+    monkeypatch.setattr(confluent_kafka, "Consumer", counted)
+    config = {"bootstrap.servers": "127.0.0.1:1", "fetch.wait.max.ms": 123, "client.id": "once"}
+    check_librdkafka(config, producer=False)
+    check_librdkafka(dict(config), producer=False)
+    assert len(made) == 1
+    check_librdkafka({**config, "fetch.wait.max.ms": 124}, producer=False)  # another configuration
+    assert len(made) == 2
+    bad = {**config, "fetch.wait.max.ms": "soon"}
+    for _ in range(2):  # a refused one is checked, and refused, every time
+        with pytest.raises(InvalidOptionError, match="kafka.fetch.wait.max.ms"):
+            check_librdkafka(bad, producer=False)
+    assert len(made) == 4
