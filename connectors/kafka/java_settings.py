@@ -20,6 +20,7 @@ from enum import Enum
 from typing import Any
 
 from connector_base import InvalidOptionError
+from connector_base.client_pool import config_key
 from connectors.kafka.client_config import REDACTED, is_secret
 
 __all__ = ["JAVA_SETTINGS", "Handling", "JavaSetting", "check_librdkafka", "translate_java_settings"]
@@ -249,7 +250,8 @@ _CHECKED: set[bytes] = set()
 
 
 def _digest(config: Mapping[str, Any], producer: bool) -> bytes:
-    return hashlib.sha256(repr((producer, sorted(config.items(), key=lambda kv: kv[0]))).encode()).digest()
+    """The configuration as the client pools key it (``config_key``), hashed, with the client kind."""
+    return hashlib.sha256(f"{producer}:{config_key(config)}".encode()).digest()
 
 
 def check_librdkafka(config: Mapping[str, Any], producer: bool) -> None:
