@@ -9,7 +9,7 @@ from typing_extensions import override
 
 from connector_base.hybrid.split import HybridSourceSplit
 from connector_base.hybrid.stages import HybridStages
-from connector_base.spark.planner import Backlog, Position, SplitPlanner
+from connector_base.spark.planner import Backlog, Position, RangePacking, SplitPlanner
 
 __all__ = ["HybridSplitPlanner"]
 
@@ -128,13 +128,8 @@ class HybridSplitPlanner(SplitPlanner[HybridSourceSplit]):
         return True
 
     @override
-    def partition_target_bytes(self) -> int | None:
-        targets = [
-            t
-            for t in (self._planner(i).partition_target_bytes() for i in range(len(self._source.stages)))
-            if t
-        ]
-        return min(targets) if targets else None
+    def packing(self, split: HybridSourceSplit) -> RangePacking | None:
+        return self._planner(split.stage).packing(split.split)
 
     @override
     def push_filters(self, filters: Sequence[Any]) -> None:

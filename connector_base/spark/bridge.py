@@ -47,7 +47,7 @@ from connector_base.spark.filters import ColumnFilter, FilterSupport, pushdown_r
 from connector_base.spark.offsets import BridgeOffset, SplitEntry
 from connector_base.spark.parallelism import planning_parallelism
 from connector_base.spark.partition_reader import read_splits_as_arrow
-from connector_base.spark.planner import Position, SplitPlanner
+from connector_base.spark.planner import Position, RangePacking, SplitPlanner
 from connector_base.spark.read_limit_options import ReadLimitOptions
 from connector_base.spark.read_limits import admit
 from connector_base.spark.restore_check import check_restored
@@ -57,7 +57,6 @@ __all__ = ["SourceDataSource", "SplitsPartition", "to_arrow_schema"]
 LOG = logging.getLogger(__name__)
 
 MAX_REQUEST_ROUNDS = 1_000_000
-OPEN_COST_BYTES = 4 * 1024 * 1024
 
 
 def to_arrow_schema(schema: StructType) -> pa.Schema:
@@ -354,31 +353,42 @@ def _pack(
 ) -> list[SplitsPartition]:
     """Turn ``(split, start, end)`` ranges into partitions of serialized range splits.
 
-    Packing aims for about ``parallelism`` partitions (``planning_parallelism``), as Spark's file
-    sources split by ``min(maxPartitionBytes, max(openCost, total / minPartitionNum))``.
+    Ranges whose planner gives no ``packing`` get a partition per piece. Ranges packed alike share
+    partitions of about ``min(target, max(open_cost, total / parallelism))`` (``planning_parallelism``;
+    as Spark's file sources split by ``min(maxPartitionBytes, max(openCost, total / minPartitionNum))``),
+    in plan order, so such a plan has no fewer partitions than ``parallelism`` when it has that many
+    pieces. A range's weight is spread evenly over the pieces ``range_splits`` cuts it into, and two
+    pieces of one range never share a partition: the planner cut it to be read in parallel.
     """
     serializer = source.split_serializer
-    target = planner.partition_target_bytes()
-    pieces: list[tuple[str, int]] = []
-    for split, start, end in ranges:
-        weight = 0 if target is None else (planner.backlog(split, start, end).bytes or 0) + OPEN_COST_BYTES
-        pieces.extend((serializer.dumps(rs), weight) for rs in planner.range_splits(split, start, end))
-    if target is None:
-        return [SplitsPartition(i, [s]) for i, (s, _w) in enumerate(pieces)]
-    total = sum(w for _s, w in pieces)
-    target = min(target, max(OPEN_COST_BYTES, total // parallelism))
-    partitions: list[list[str]] = []
-    current: list[str] = []
-    size = 0
-    for s, w in pieces:
-        if current and size + w > target:
-            partitions.append(current)
-            current, size = [], 0
-        current.append(s)
-        size += w
-    if current:
-        partitions.append(current)
-    return [SplitsPartition(i, p) for i, p in enumerate(partitions)]
+    alone: list[list[str]] = []
+    groups: dict[RangePacking, list[tuple[int, str, int]]] = {}
+    for index, (split, start, end) in enumerate(ranges):
+        pieces = [serializer.dumps(rs) for rs in planner.range_splits(split, start, end)]
+        packing = planner.packing(split) if pieces else None
+        if packing is None:
+            alone.extend([p] for p in pieces)
+            continue
+        weight = packing.weight(planner.backlog(split, start, end)) - packing.open_cost
+        each = weight // len(pieces) + packing.open_cost
+        groups.setdefault(packing, []).extend((index, p, each) for p in pieces)
+    packed: list[list[str]] = []
+    for packing, pieces in groups.items():
+        total = sum(w for _i, _p, w in pieces)
+        target = min(packing.target, max(packing.open_cost, total // parallelism))
+        current: list[str] = []
+        origins: set[int] = set()
+        size = 0
+        for origin, piece, w in pieces:
+            if current and (size + w > target or origin in origins):
+                packed.append(current)
+                current, origins, size = [], set(), 0
+            current.append(piece)
+            origins.add(origin)
+            size += w
+        if current:
+            packed.append(current)
+    return [SplitsPartition(i, p) for i, p in enumerate(alone + packed)]
 
 
 class _BridgeBatchReader(DataSourceReader):

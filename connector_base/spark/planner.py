@@ -14,7 +14,8 @@ records. A connector that runs on Spark implements one ``SplitPlanner`` next to 
   answers them) let the bridge admit records by an event-time cut (``eventTime.alignment=cut``, see
   event_time_cut.py); ``note_split_times``
   hands a planner that dates records by reading them the start offset's event time of each split;
-* ``use_read_limits`` tells a planner that counts records by reading them how far to count.
+* ``use_read_limits`` tells a planner that counts records by reading them how far to count;
+* ``packing`` (optional) lets small ranges share a Spark partition (``RangePacking``).
 
 Positions are opaque JSON primitives to the bridge.
 """
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from connector_base.spark.filters import ColumnFilter
     from connector_base.spark.read_limit_options import ReadLimitOptions
 
-__all__ = ["Backlog", "EventTimeLookup", "Position", "SplitPlanner"]
+__all__ = ["Backlog", "EventTimeLookup", "Position", "RangePacking", "SplitPlanner"]
 
 SplitT = TypeVar("SplitT", bound=SourceSplit)
 """The split type."""
@@ -55,6 +56,30 @@ class Backlog:
     def is_empty(self) -> bool:
         """Whether the range is known to hold nothing."""
         return self.records == 0 or (self.records is None and self.bytes == 0)
+
+
+@dataclass(frozen=True, slots=True)
+class RangePacking:
+    """How a planner's small ranges share Spark partitions (``SplitPlanner.packing``).
+
+    Each range weighs its backlog in ``measure`` (``"bytes"`` or ``"records"``) plus ``open_cost``,
+    the fixed cost of a task expressed in the same unit; a partition takes ranges while their weights
+    stay within ``target``, and the bridge aims for no fewer partitions than the plan's parallelism
+    (as Spark's file sources: ``min(maxPartitionBytes, max(openCost, total / minPartitionNum))``).
+    """
+
+    target: int
+    open_cost: int
+    measure: str = "bytes"
+
+    def __post_init__(self) -> None:
+        if self.measure not in ("bytes", "records"):
+            raise ValueError(f"RangePacking.measure must be 'bytes' or 'records', not {self.measure!r}")
+
+    def weight(self, backlog: Backlog) -> int:
+        """A range's weight: its size in ``measure`` (0 where unknown) plus the open cost."""
+        size = backlog.bytes if self.measure == "bytes" else backlog.records
+        return (size or 0) + self.open_cost
 
 
 class EventTimeLookup(Protocol[SplitT_contra]):
@@ -219,6 +244,7 @@ class SplitPlanner(ABC, Generic[SplitT]):
         """
         return False
 
-    def partition_target_bytes(self) -> int | None:
-        """Pack small ranges into Spark partitions of about this many bytes (``None``: one range each)."""
+    def packing(self, split: SplitT) -> RangePacking | None:
+        """How ``split``'s small ranges share Spark partitions with others packed alike (``None``, the
+        default: one partition per range). Ranges of different packings never share one."""
         return None

@@ -21,6 +21,8 @@ from connectors.files.time_zone import valid_time_zone
 MIB = 1024 * 1024
 DEFAULT_SPLIT_SIZE_BYTES = 32 * MIB
 DEFAULT_MAX_PARTITION_BYTES = 128 * MIB
+OPEN_COST_BYTES = 4 * MIB
+"""What opening a range costs when small ranges are packed (``spark.sql.files.openCostInBytes``)."""
 DEFAULT_DISCOVERY_INTERVAL_MS = 1000
 DEFAULT_MAX_FILE_AGE_MS = 7 * 24 * 3_600_000
 """Spark's file source default for ``maxFileAge`` (7 days)."""

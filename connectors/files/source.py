@@ -18,7 +18,7 @@ from connector_base import (
     SplitEnumeratorContext,
     VersionedSerializer,
 )
-from connector_base.spark import Backlog, Position, SplitPlanner
+from connector_base.spark import Backlog, Position, RangePacking, SplitPlanner
 from connector_base.spark.filters import ColumnFilter
 from connectors.files.compression import codec_of
 from connectors.files.enumerator import (
@@ -32,7 +32,7 @@ from connectors.files.filter_pushdown import FileFilters
 from connectors.files.formats import ReadSchema
 from connectors.files.formats.parquet import row_group_count
 from connectors.files.listing import FileStatus
-from connectors.files.options import FileFormat, FileSourceOptions
+from connectors.files.options import OPEN_COST_BYTES, FileFormat, FileSourceOptions
 from connectors.files.record_emitter import FileRecordEmitter
 from connectors.files.restore_check import check_files_restore
 from connectors.files.source_cleaner import SourceCleaner
@@ -282,8 +282,8 @@ class FilePlanner(SplitPlanner[FileSourceSplit]):
         return [split.with_range(a, min(a + step, e)) for a in range(s, e, step)]
 
     @override
-    def partition_target_bytes(self) -> int | None:
-        return self.options.max_partition_bytes
+    def packing(self, split: FileSourceSplit) -> RangePacking:
+        return RangePacking(self.options.max_partition_bytes, OPEN_COST_BYTES, "bytes")
 
     # --- event time (eventTime.alignment=cut, Parquet only): row-group statistics, see event_time.py
     @override

@@ -28,6 +28,9 @@ Arrow batch of a split, handed to Spark as it is when it has the bridge's ``DEFA
 (65,536) rows. At 20,000 the bridge joined four of them into one batch, a copy that cost ~230 ns
 of the ~870 ns per record a task spent (in-process, 100k lz4 records of 200 B with a header, warm:
 ~640 ns per record at 65,536)."""
+DEFAULT_MAX_RECORDS_PER_PACKED_PARTITION = 65_536
+"""``maxRecordsPerPackedPartition`` unless set: small offset ranges share a Spark task up to this many
+records (with each range's open cost, ``planner.PACKED_TASK_OPEN_COST_RECORDS``), one Arrow batch."""
 DEFAULT_MAX_TRIGGER_DELAY_MS = 15 * 60 * 1000
 DEFAULT_POLL_TIMEOUT_MS = 120_000
 DEFAULT_API_TIMEOUT_MS = 30_000
@@ -85,6 +88,7 @@ _SOURCE_OPTIONS = {
     "commitoffsetstogroup",
     "partitiondiscoveryintervalms",
     "consumebatchsize",
+    "maxrecordsperpackedpartition",
     # the bridge
     "arrowbatchrows",
     "kafka.reader",
@@ -398,6 +402,8 @@ class KafkaSourceOptions:
     fetch_offset_retries: int = 3
     fetch_offset_retry_interval_ms: int = 1000
     max_records_per_partition: int | None = None
+    max_records_per_packed_partition: int = DEFAULT_MAX_RECORDS_PER_PACKED_PARTITION
+    """``maxRecordsPerPackedPartition``: 0 gives every offset range a task of its own, as Spark's source."""
     reader: KafkaReader = KafkaReader.PYTHON
     """The split reader (``kafka.reader``: never a client setting), resolved at ``load()``."""
 
@@ -493,6 +499,10 @@ class KafkaSourceOptions:
                 _int(opts, "fetchoffset.retryintervalms", "fetchOffset.retryIntervalMs", 0), 1000
             ),
             max_records_per_partition=_int(opts, "maxrecordsperpartition", "maxRecordsPerPartition", 1),
+            max_records_per_packed_partition=_default(
+                _int(opts, "maxrecordsperpackedpartition", "maxRecordsPerPackedPartition", 0),
+                DEFAULT_MAX_RECORDS_PER_PACKED_PARTITION,
+            ),
             reader=reader,
         )
         check_librdkafka(parsed.consumer_config(), producer=False)

@@ -97,6 +97,32 @@ def test_min_partitions_splits_large_ranges(spark: Any, kafka_cluster: KafkaBrok
     ]
 
 
+def test_small_ranges_share_tasks_and_each_record_is_read_once(
+    spark: Any, kafka_cluster: KafkaBroker
+) -> None:
+    topic = kafka_cluster.create_topic(6)
+    kafka_cluster.produce(topic, [f"v{i}".encode() for i in range(600)])
+    expected = [(p, o) for p in range(6) for o in range(100)]
+    # minPartitions below the topic's partitions cuts nothing (Spark's meaning) and sets the plan's
+    # parallelism: six ranges of 100 records are packed into two tasks
+    packed = reader(spark, kafka_cluster, subscribe=topic, minPartitions="2").load()
+    assert packed.rdd.getNumPartitions() == 2
+    per_task = packed.rdd.mapPartitions(lambda rows: [sorted({r["partition"] for r in rows})]).collect()
+    assert sorted(p for task in per_task for p in task) == list(range(6))
+    assert sorted((r["partition"], r["offset"]) for r in packed.collect()) == expected
+    # 0: one task per offset range, as Spark's own source
+    apart = reader(
+        spark, kafka_cluster, subscribe=topic, minPartitions="2", maxRecordsPerPackedPartition="0"
+    ).load()
+    assert apart.rdd.getNumPartitions() == 6
+    assert sorted((r["partition"], r["offset"]) for r in apart.collect()) == expected
+    # ranges larger than a packed task holds keep a task each
+    alone = reader(
+        spark, kafka_cluster, subscribe=topic, minPartitions="2", maxRecordsPerPackedPartition="8200"
+    ).load()
+    assert alone.rdd.getNumPartitions() == 6
+
+
 BASE_MS = 1_700_000_000_000
 
 

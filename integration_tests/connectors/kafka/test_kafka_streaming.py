@@ -186,6 +186,33 @@ def test_restart_from_checkpoint_continues_exactly(
     )
 
 
+@pytest.mark.parametrize(("packed_records", "files_per_batch"), [(None, 2), ("0", 6)])
+def test_a_micro_batch_packs_small_ranges_into_fewer_tasks(
+    spark: Any, kafka_cluster: KafkaBroker, tmp_path: Any, packed_records: str | None, files_per_batch: int
+) -> None:
+    topic = kafka_cluster.create_topic(6)
+    kafka_cluster.produce(topic, [f"v{i}".encode() for i in range(600)])
+    options = {"maxRecordsPerPackedPartition": packed_records} if packed_records else {}
+    df = stream(
+        spark,
+        kafka_cluster,
+        subscribe=topic,
+        startingOffsets="earliest",
+        maxOffsetsPerTrigger="300",
+        minPartitions="2",  # the plan's parallelism; fewer than the topic's partitions, so nothing is cut
+        **options,
+    ).load()
+    out, chk = tmp_path / "out", tmp_path / "chk"
+    run_available_now(df.selectExpr("value", "partition", "offset"), out, chk)
+    rows = spark.read.parquet(str(out)).collect()
+    assert sorted((r["partition"], r["offset"]) for r in rows) == [
+        (p, o) for p in range(6) for o in range(100)
+    ]
+    # the file sink writes one file per task of each micro-batch: two micro-batches of six ranges
+    # of 50 records, packed into two tasks each (one per range with packing off, as Spark's source)
+    assert len(list(out.glob("part-*.parquet"))) == 2 * files_per_batch
+
+
 def test_partitions_empty_when_the_query_stopped_are_read_after_the_restart(
     spark: Any, reference_broker: KafkaBroker, tmp_path: Any
 ) -> None:
