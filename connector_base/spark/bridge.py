@@ -373,13 +373,13 @@ def _pack(
         each = weight // len(pieces) + packing.open_cost
         groups.setdefault(packing, []).extend((index, p, each) for p in pieces)
     packed: list[list[str]] = []
-    for packing, pieces in groups.items():
-        total = sum(w for _i, _p, w in pieces)
+    for packing, weighed in groups.items():
+        total = sum(w for _i, _p, w in weighed)
         target = min(packing.target, max(packing.open_cost, total // parallelism))
         current: list[str] = []
         origins: set[int] = set()
         size = 0
-        for origin, piece, w in pieces:
+        for origin, piece, w in weighed:
             if current and (size + w > target or origin in origins):
                 packed.append(current)
                 current, origins, size = [], set(), 0
