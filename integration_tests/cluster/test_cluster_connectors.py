@@ -44,7 +44,8 @@ def test_kafka_batch_read_spreads_over_both_executors(
     out = cluster_driver.run(
         jobs.batch_read,
         "kafka-unified",
-        {"kafka.bootstrap.servers": cluster_kafka.bootstrap, "subscribe": topic},
+        # a parallelism of 4 keeps the four small ranges apart (they would share tasks down to it)
+        {"kafka.bootstrap.servers": cluster_kafka.bootstrap, "subscribe": topic, "minPartitions": "4"},
         KAFKA_COLUMNS,
     )
     _exactly_once([r[2] for r in out["rows"]], values)
