@@ -88,6 +88,15 @@ def test_defaults_follow_spark() -> None:
     assert parse(True, subscribe="a", minOffsetsPerTrigger="5").max_trigger_delay_ms == 15 * 60 * 1000
 
 
+def test_max_records_per_packed_partition() -> None:
+    assert parse(subscribe="a").max_records_per_packed_partition == 65_536
+    assert parse(subscribe="a", maxRecordsPerPackedPartition="0").max_records_per_packed_partition == 0
+    assert parse(subscribe="a", maxrecordsperpackedpartition="10").max_records_per_packed_partition == 10
+    for bad in ("-1", "x", "1.5"):
+        with pytest.raises(InvalidOptionError, match="'maxRecordsPerPackedPartition'.*an integer >= 0"):
+            parse(subscribe="a", maxRecordsPerPackedPartition=bad)
+
+
 def test_executor_fetch_wait_is_short_unless_set() -> None:
     # a pooled consumer's fetch parked at the end of its last split delays the next task's first
     # fetch by this much: bounded splits (every Spark task) wait least
