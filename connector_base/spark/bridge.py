@@ -365,12 +365,13 @@ def _pack(
     groups: dict[RangePacking, list[tuple[int, str, int]]] = {}
     for index, (split, start, end) in enumerate(ranges):
         pieces = [serializer.dumps(rs) for rs in planner.range_splits(split, start, end)]
-        packing = planner.packing(split) if pieces else None
+        if not pieces:
+            continue
+        packing = planner.packing(split)
         if packing is None:
             alone.extend([p] for p in pieces)
             continue
-        weight = packing.weight(planner.backlog(split, start, end)) - packing.open_cost
-        each = weight // len(pieces) + packing.open_cost
+        each = packing.weight(planner.backlog(split, start, end), len(pieces))
         groups.setdefault(packing, []).extend((index, p, each) for p in pieces)
     packed: list[list[str]] = []
     for packing, weighed in groups.items():

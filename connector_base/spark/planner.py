@@ -76,10 +76,11 @@ class RangePacking:
         if self.measure not in ("bytes", "records"):
             raise ValueError(f"RangePacking.measure must be 'bytes' or 'records', not {self.measure!r}")
 
-    def weight(self, backlog: Backlog) -> int:
-        """A range's weight: its size in ``measure`` (0 where unknown) plus the open cost."""
+    def weight(self, backlog: Backlog, pieces: int = 1) -> int:
+        """The weight of each of ``pieces`` even pieces of a range: its share of the range's size in
+        ``measure`` (0 where unknown) plus the open cost, which every piece pays."""
         size = backlog.bytes if self.measure == "bytes" else backlog.records
-        return (size or 0) + self.open_cost
+        return (size or 0) // pieces + self.open_cost
 
 
 class EventTimeLookup(Protocol[SplitT_contra]):
