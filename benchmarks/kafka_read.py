@@ -40,6 +40,11 @@ compiled reader reads), from the medians above.
     python -m benchmarks.kafka_read                          # real Apache Kafka, 600k records per shape
     python -m benchmarks.kafka_read --records 200000 --rounds 2 --no-cold   # quick run
     python -m benchmarks.kafka_read --query count            # the earlier count-and-sum query
+    python -m benchmarks.kafka_read --min-partitions 60 --no-cold   # ranges cut into 60 pieces
+
+``--min-partitions N`` sets ``minPartitions`` on both sources (Spark's cuts each partition's range
+into pieces the same way) and gives the floor N partitions: the shape of a user who asks for more
+tasks than the topic has partitions, where each piece ends before its partition's log does.
 """
 
 from __future__ import annotations
@@ -105,11 +110,13 @@ def produce(
         raise RuntimeError("produce did not finish")
 
 
-def reader_df(spark: Any, reader: str, bootstrap: str, topic: str) -> Any:
+def reader_df(spark: Any, reader: str, bootstrap: str, topic: str, min_partitions: int = 0) -> Any:
     """The batch DataFrame of every column of ``topic`` with headers, through ``reader``."""
     df = spark.read.format("kafka" if reader == "spark-kafka" else "kafka-unified")
     if reader != "spark-kafka":
         df = df.option("kafka.reader", reader)
+    if min_partitions:
+        df = df.option("minPartitions", str(min_partitions))
     return (
         df.option("kafka.bootstrap.servers", bootstrap)
         .option("subscribe", topic)
@@ -118,10 +125,12 @@ def reader_df(spark: Any, reader: str, bootstrap: str, topic: str) -> Any:
     )
 
 
-def timed_read(spark: Any, reader: str, bootstrap: str, topic: str, query: str) -> float:
+def timed_read(
+    spark: Any, reader: str, bootstrap: str, topic: str, query: str, min_partitions: int = 0
+) -> float:
     """Seconds for one query (``noop``: every column to the noop sink; ``count``: count and sum)."""
     start = time.perf_counter()
-    df = reader_df(spark, reader, bootstrap, topic)
+    df = reader_df(spark, reader, bootstrap, topic, min_partitions)
     if query == "noop":
         df.write.format("noop").mode("overwrite").save()
     else:
@@ -129,9 +138,11 @@ def timed_read(spark: Any, reader: str, bootstrap: str, topic: str, query: str) 
     return time.perf_counter() - start
 
 
-def check_count(spark: Any, reader: str, bootstrap: str, topic: str, records: int) -> None:
+def check_count(
+    spark: Any, reader: str, bootstrap: str, topic: str, records: int, min_partitions: int = 0
+) -> None:
     """Untimed: ``reader`` sees every record."""
-    n = reader_df(spark, reader, bootstrap, topic).count()
+    n = reader_df(spark, reader, bootstrap, topic, min_partitions).count()
     if n != records:
         raise AssertionError(f"{reader} read {n} records of {topic}, expected {records}")
 
@@ -187,7 +198,7 @@ def cold_child(spec: dict[str, Any]) -> None:
     t0 = time.perf_counter()
     spark = spark_session(spec["jars"])
     session = time.perf_counter() - t0
-    args = (spec["reader"], spec["bootstrap"], spec["topic"], spec["query"])
+    args = (spec["reader"], spec["bootstrap"], spec["topic"], spec["query"], spec["min_partitions"])
     first = timed_read(spark, *args)
     second = timed_read(spark, *args)
     spark.stop()
@@ -223,6 +234,9 @@ def main() -> None:  # noqa: C901 - one straight sequence of measurements
     parser.add_argument("--records", type=int, default=600_000)
     parser.add_argument("--size", type=int, default=200)
     parser.add_argument("--partitions", type=int, default=6)
+    parser.add_argument(
+        "--min-partitions", type=int, default=0, help="minPartitions for both sources (0: not set)"
+    )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=1, help="untimed rounds of each reader first")
     parser.add_argument("--query", choices=("noop", "count"), default="noop")
@@ -273,6 +287,7 @@ def main() -> None:  # noqa: C901 - one straight sequence of measurements
                     "bootstrap": broker.bootstrap,
                     "topic": topics[shape],
                     "query": args.query,
+                    "min_partitions": args.min_partitions,
                     "jars": jars,
                 }
                 for r in range(args.cold_rounds):
@@ -288,29 +303,30 @@ def main() -> None:  # noqa: C901 - one straight sequence of measurements
                         )
 
         spark = spark_session(jars)
+        floor_partitions = max(args.partitions, args.min_partitions)
         warm: dict[tuple[str, str], list[float]] = {}
         cpu: dict[tuple[str, str], list[dict[str, float]]] = {}
         meter = ProcessCpu()
         for shape in shapes:
             topic = topics[shape]
             for reader in READERS:
-                check_count(spark, reader, broker.bootstrap, topic, args.records)
+                check_count(spark, reader, broker.bootstrap, topic, args.records, args.min_partitions)
             for _ in range(args.warmup):
                 for reader in READERS:
-                    timed_read(spark, reader, broker.bootstrap, topic, args.query)
-                floor_time(spark, args.records, args.partitions, args.size, args.query)
+                    timed_read(spark, reader, broker.bootstrap, topic, args.query, args.min_partitions)
+                floor_time(spark, args.records, floor_partitions, args.size, args.query)
             for r in range(args.rounds):
                 load = loadavg()
                 order = READERS if r % 2 == 0 else tuple(reversed(READERS))
                 for reader in order:
                     meter.start()
                     warm.setdefault((shape, reader), []).append(
-                        timed_read(spark, reader, broker.bootstrap, topic, args.query)
+                        timed_read(spark, reader, broker.bootstrap, topic, args.query, args.min_partitions)
                     )
                     cpu.setdefault((shape, reader), []).append(meter.stop())
                 meter.start()
                 warm.setdefault((shape, "floor"), []).append(
-                    floor_time(spark, args.records, args.partitions, args.size, args.query)
+                    floor_time(spark, args.records, floor_partitions, args.size, args.query)
                 )
                 cpu.setdefault((shape, "floor"), []).append(meter.stop())
                 print(
