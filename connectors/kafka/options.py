@@ -52,29 +52,17 @@ bounded split's range ends at offsets known to exist (the last stable offset und
 every few ms from a read that waits at the end of the log, which only a split whose stopping
 offset lies beyond the log's end does (given as ``endingOffsets``, failing after
 ``kafkaConsumer.pollTimeoutMs``)."""
-MAX_PARTITION_FETCH_BYTES = 1_048_576
-"""The executors' consumers' ``max.partition.fetch.bytes`` unless ``kafka.max.partition.fetch.bytes``
-is set: 1 MiB, the Java client's default and so Spark's source's.
-
-librdkafka parses a whole fetch into messages before the reader sees the first, and a split's reader
-drops what lies past its stopping offset: a range that ends before the log does pays for parsing up
-to one fetch beyond it. At 8 MiB (until 2026-11-30) an offset range cut into pieces
-(``minPartitions``) parsed up to 36,000 random 200-byte records past each 10,000-record piece, and
-about ten times as many lz4-compressed ones. One piece read in-process took 22.6 ms at 8 MiB and
-14.7 at 1 MiB (random; 30.2 and 22.0 compressed). Large ranges read about as fast at 1 MiB as at 8
-once ``FETCH_QUEUE_BACKOFF_MS`` is set (3,000,000 records in 6 partitions, best of 3: random 2.31 s
-at 1 MiB against 2.20 s at 8 MiB; compressed 1.85 s at 1 MiB against 1.93 s at 8 MiB with
-librdkafka's backoff)."""
 FETCH_QUEUE_BACKOFF_MS = 10
 """The executors' consumers' ``fetch.queue.backoff.ms`` unless set (librdkafka's default is 1,000).
 
 A partition whose queue of fetched messages holds ``queued.min.messages`` (100,000) is not fetched
 again for this long, even once the reader has drained it: the next fetch waits out the backoff.
 A reader outpaces one second of prefetch, so a large range stalled about a second each time its
-queue filled: 3,000,000 lz4-compressed records in 6 partitions took 10.1-13.3 s at 1 MiB fetches
-with librdkafka's default and 1.85-2.05 s at 10 ms; random ones at 8 MiB fetches 2.67-4.01 s
-against 2.20-2.55 s. Every 10 ms the client looks again at a full queue, which costs nothing
-measurable."""
+queue filled. 3,000,000 records in 6 partitions (three reads each): random ones took 2.67-4.01 s
+with librdkafka's default and 2.20-2.55 s at 10 ms; lz4-compressed ones with
+``kafka.max.partition.fetch.bytes=1048576`` (the Java client's default, which users bring from
+Spark) 10.1-13.3 s against 1.85-2.05 s. Every 10 ms the client looks again at a full queue, which
+costs nothing measurable."""
 RECONNECT_BACKOFF_MS = 10
 """A batch read's driver clients' ``reconnect.backoff.ms`` unless ``kafka.reconnect.backoff.ms`` is set.
 
@@ -574,7 +562,7 @@ class KafkaSourceOptions:
         # some brokers (noida-db) ignore fetch.max.bytes and answer a big backlog in one response
         conf.setdefault("receive.message.max.bytes", 1_000_000_000)
         conf.setdefault("fetch.max.bytes", 52_428_800)
-        conf.setdefault("max.partition.fetch.bytes", MAX_PARTITION_FETCH_BYTES)
+        conf.setdefault("max.partition.fetch.bytes", 8_388_608)
         conf.setdefault("queued.max.messages.kbytes", 262_144)
         conf.setdefault("fetch.queue.backoff.ms", FETCH_QUEUE_BACKOFF_MS)
         # a pooled consumer's last fetch of its previous split stays parked at the broker for this

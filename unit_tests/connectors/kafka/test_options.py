@@ -107,16 +107,10 @@ def test_executor_fetch_wait_is_short_unless_set() -> None:
         assert set_by_user["fetch.wait.max.ms"] == "300"
 
 
-def test_executor_fetch_size_and_queue_backoff_unless_set() -> None:
-    # a 1 MiB fetch bounds what a task parses past its range; a 10 ms queue backoff keeps a large
-    # range from idling librdkafka's default second each time its prefetch queue fills
-    conf = parse(subscribe="a").consumer_config()
-    assert conf["max.partition.fetch.bytes"] == 1_048_576
-    assert conf["fetch.queue.backoff.ms"] == 10
-    set_by_user = parse(
-        subscribe="a", **{"kafka.max.partition.fetch.bytes": "8388608", "kafka.fetch.queue.backoff.ms": "500"}
-    ).consumer_config()
-    assert set_by_user["max.partition.fetch.bytes"] == "8388608"
+def test_executor_queue_backoff_is_short_unless_set() -> None:
+    # librdkafka's default backoff (1 s) idled a large range each time its prefetch queue filled
+    assert parse(subscribe="a").consumer_config()["fetch.queue.backoff.ms"] == 10
+    set_by_user = parse(subscribe="a", **{"kafka.fetch.queue.backoff.ms": "500"}).consumer_config()
     assert set_by_user["fetch.queue.backoff.ms"] == "500"
 
 
