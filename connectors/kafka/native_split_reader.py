@@ -21,11 +21,12 @@ import numpy as np
 import pyarrow as pa
 from typing_extensions import override
 
-from connector_base import ConnectorError, RecordsBySplits
+from connector_base import ConnectorError, RecordsBySplits, SplitsAddition, SplitsChange
 from connector_base.spark.arrow_output import DEFAULT_BATCH_BYTES
+from connectors.kafka import fetch_sizing
 from connectors.kafka.options import NATIVE_CONSUME_BATCH
 from connectors.kafka.reader_choice import INSTALL_HINT, NATIVE_MODULE, native_module
-from connectors.kafka.split import NO_STOPPING_OFFSET
+from connectors.kafka.split import NO_STOPPING_OFFSET, KafkaPartitionSplit
 from connectors.kafka.split_reader import POLL_TIMEOUT_S, KafkaPartitionSplitReader, _Assigned
 
 __all__ = ["KafkaArrowRecords", "KafkaNativePartitionSplitReader", "config_value"]
@@ -104,6 +105,11 @@ class _NativeConsumer:
         )
         return SimpleNamespace(topics={topic: listed})
 
+    def queued(self) -> int:
+        """Messages fetched and parsed that no ``consume_events`` has taken yet."""
+        count: int = self._call("queued")
+        return count
+
     def consume_events(self, wanted: int, timeout_s: float, include_headers: bool) -> list[tuple[Any, ...]]:
         events: list[tuple[Any, ...]] = self._call(
             "consume", wanted, int(timeout_s * 1000), include_headers, DEFAULT_BATCH_BYTES
@@ -154,16 +160,42 @@ class KafkaNativePartitionSplitReader(KafkaPartitionSplitReader):
 
     DEFAULT_CONSUME_BATCH = NATIVE_CONSUME_BATCH
 
+    _counting: tuple[str, int] | None = None
+    """``(topic, records)`` of a task's single range whose first fetch is still to be counted
+    (``fetch_sizing``)."""
+
     @staticmethod
     @override
     def _create_consumer(config: dict[str, Any]) -> Any:
         return _NativeConsumer(config)
 
     @override
+    def handle_splits_changes(self, change: SplitsChange[KafkaPartitionSplit]) -> None:
+        first = self._consumer is None
+        super().handle_splits_changes(change)
+        if first and isinstance(change, SplitsAddition) and self._bounded and len(self._splits) == 1:
+            # a single range: the first fetch's records are all of its partition, so they count
+            only = next(iter(self._splits.values()))
+            self._counting = (only.tp[0], only.stop - only.next_offset)
+
+    @override
     def _consume(self, wanted: int, out: RecordsBySplits[Any], finished: list[_Assigned]) -> None:
         from confluent_kafka import KafkaError, TopicPartition
 
-        events = self._consumer.consume_events(wanted, POLL_TIMEOUT_S, self._options.include_headers)
+        include_headers = self._options.include_headers
+        if self._counting is not None:
+            # one record as soon as the first fetch lands (librdkafka queues a fetch's messages of a
+            # partition at once), then how many that fetch brought beyond it; counted only when it
+            # brought more than the range holds, the waste a smaller fetch avoids
+            events = self._consumer.consume_events(1, POLL_TIMEOUT_S, include_headers)
+            if events:
+                topic, records = self._counting
+                fetched = 1 + self._consumer.queued() if events[0][0] == "records" else 0
+                if fetched > records:
+                    fetch_sizing.observe(topic, self._fetch_bytes, fetched)
+                self._counting = None
+        else:
+            events = self._consumer.consume_events(wanted, POLL_TIMEOUT_S, include_headers)
         errors: list[_ErrorEvent] = []
         for event in events:
             match event[0]:

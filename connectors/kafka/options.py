@@ -13,6 +13,7 @@ from connector_base import InvalidOptionError
 from connector_base.spark import ReadLimitOptions, parse_duration_ms
 from connectors.formats.format_options import is_format_option
 from connectors.kafka.client_config import REDACTED, redact, translate_client_options
+from connectors.kafka.fetch_sizing import MAX_FETCH_BYTES
 from connectors.kafka.java_settings import check_librdkafka, translate_java_settings
 from connectors.kafka.positions import EARLIEST, LATEST, OffsetsInitializer, TimestampStrategy, TopicPartition
 from connectors.kafka.reader_choice import KafkaReader, resolve_reader
@@ -543,9 +544,13 @@ class KafkaSourceOptions:
             conf.setdefault("reconnect.backoff.ms", RECONNECT_BACKOFF_MS)
         return conf
 
-    def consumer_config(self, bounded: bool = True) -> dict[str, Any]:
+    def consumer_config(
+        self, bounded: bool = True, sizing: Mapping[str, int] | None = None
+    ) -> dict[str, Any]:
         """Settings of the executors' consumers: assign only, never commit, errors on lost offsets;
-        ``bounded``: for splits with a stopping offset (``BOUNDED_FETCH_WAIT_MAX_MS``)."""
+        ``bounded``: for splits with a stopping offset (``BOUNDED_FETCH_WAIT_MAX_MS``);
+        ``sizing``: a task's fetch size and prefetch depth (``fetch_sizing.fetch_settings``), each
+        unless the user set it."""
         conf = self.base_client_config()
         conf.update(
             {
@@ -562,7 +567,9 @@ class KafkaSourceOptions:
         # some brokers (noida-db) ignore fetch.max.bytes and answer a big backlog in one response
         conf.setdefault("receive.message.max.bytes", 1_000_000_000)
         conf.setdefault("fetch.max.bytes", 52_428_800)
-        conf.setdefault("max.partition.fetch.bytes", 8_388_608)
+        for key, value in (sizing or {}).items():
+            conf.setdefault(key, value)
+        conf.setdefault("max.partition.fetch.bytes", MAX_FETCH_BYTES)
         conf.setdefault("queued.max.messages.kbytes", 262_144)
         conf.setdefault("fetch.queue.backoff.ms", FETCH_QUEUE_BACKOFF_MS)
         # a pooled consumer's last fetch of its previous split stays parked at the broker for this

@@ -30,7 +30,7 @@ from connector_base import (
     SplitsAddition,
     SplitsChange,
 )
-from connectors.kafka import consumer_pool
+from connectors.kafka import consumer_pool, fetch_sizing
 from connectors.kafka.client_errors import unrecoverable_cause
 from connectors.kafka.options import DEFAULT_CONSUME_BATCH, KafkaSourceOptions
 from connectors.kafka.split import NO_STOPPING_OFFSET, KafkaPartitionSplit
@@ -87,6 +87,8 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         self._pool_key: Any = None
         self._pooled = False
         self._bounded = True
+        self._sizing: dict[str, int] = {}  # the task's fetch settings (fetch_sizing)
+        self._fetch_bytes = fetch_sizing.MAX_FETCH_BYTES  # max.partition.fetch.bytes of the consumer
         self._splits: dict[str, _Assigned] = {}
         self._by_tp: dict[tuple[str, int], str] = {}
         self._paused: set[str] = set()
@@ -103,8 +105,9 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
         if isinstance(change, SplitsAddition):
             if self._consumer is None:
                 self._bounded = all(s.stopping_offset != NO_STOPPING_OFFSET for s in change.splits)
+                config = self._consumer_config(change.splits)
                 self._pool_key, self._consumer, self._pooled = consumer_pool.acquire(
-                    self._options.consumer_config(self._bounded), self._create_consumer
+                    config, self._create_consumer
                 )
             added = []
             for split in change.splits:
@@ -124,6 +127,18 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
                 self._by_tp.pop(a.tp, None)
                 self._paused.discard(a.split.split_id)
             self._unassign(gone)
+
+    def _consumer_config(self, splits: Sequence[KafkaPartitionSplit]) -> dict[str, Any]:
+        """The consumer's settings for a task's ``splits``: a bounded task fetches about what its
+        largest range holds (``fetch_sizing``), so a range ending before its log does parses little
+        beyond its stop."""
+        if self._bounded and all(s.starting_offset >= 0 for s in splits):
+            self._sizing = fetch_sizing.fetch_settings(
+                (s.topic, s.stopping_offset - s.starting_offset) for s in splits
+            )
+        config = self._options.consumer_config(self._bounded, self._sizing)
+        self._fetch_bytes = int(config["max.partition.fetch.bytes"])  # the user's, where set
+        return config
 
     @override
     def pause_or_resume_splits(
@@ -254,7 +269,7 @@ class KafkaPartitionSplitReader(SplitReader[KafkaRecords, KafkaPartitionSplit]):
 
         LOG.warning("a Kafka consumer did not answer (%s); retrying with a new consumer", error)
         stale, self._pooled = self._consumer, False
-        self._consumer = self._create_consumer(self._options.consumer_config(self._bounded))
+        self._consumer = self._create_consumer(self._options.consumer_config(self._bounded, self._sizing))
         self._assign([a for sid, a in self._splits.items() if sid not in self._paused])
         try:
             stale.close()

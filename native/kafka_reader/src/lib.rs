@@ -414,6 +414,17 @@ impl NativeConsumer {
         self.raw_read
     }
 
+    /// Messages librdkafka has fetched and parsed that no `consume` has taken yet (every assigned
+    /// partition's; right after a fetch lands, what it brought beyond the records taken).
+    fn queued(&self) -> PyResult<usize> {
+        let queue = self
+            .handle
+            .as_ref()
+            .map(|h| h.queue)
+            .ok_or_else(|| kafka_error(-172, "the consumer is closed".into(), false))?;
+        Ok(unsafe { rd::rd_kafka_queue_length(queue) })
+    }
+
     /// Adds `(topic, partition, offset)` to the assignment.
     fn incremental_assign(&self, parts: Vec<(String, i32, i64)>) -> PyResult<()> {
         let list = PartitionList::new(&parts)?;
