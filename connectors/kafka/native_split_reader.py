@@ -186,12 +186,13 @@ class KafkaNativePartitionSplitReader(KafkaPartitionSplitReader):
         if self._counting is not None:
             # one record as soon as the first fetch lands (librdkafka queues a fetch's messages of a
             # partition at once), then how many that fetch brought beyond it; counted only when it
-            # brought more than the range holds, the waste a smaller fetch avoids
+            # brought more than the range holds, the waste a smaller fetch avoids (the queue may hold
+            # one more event: the partition's end, when the fetch reached it)
             events = self._consumer.consume_events(1, POLL_TIMEOUT_S, include_headers)
             if events:
                 topic, records = self._counting
                 fetched = 1 + self._consumer.queued() if events[0][0] == "records" else 0
-                if fetched > records:
+                if fetched > records + 1:
                     fetch_sizing.observe(topic, self._fetch_bytes, fetched)
                 self._counting = None
         else:

@@ -183,3 +183,39 @@ def test_a_partitions_run_is_cut_into_batches_by_bytes(kafka_cluster: KafkaBroke
         assert size <= 4_500 or b.num_rows == 1, f"a batch of {b.num_rows} records holds {size} bytes"
     assert [b.num_rows for b in batches if 30 in b.column("offset").to_pylist()] == [1]
     assert max(b.num_rows for b in batches) == 4  # runs were cut by bytes, not only at fetch ends
+
+
+@pytest.mark.parametrize("codec", ["none", "lz4"])
+def test_pieces_of_a_range_size_their_fetches_and_read_each_record_once(
+    kafka_cluster: KafkaBroker, codec: str
+) -> None:
+    """A range cut into pieces: the first piece's fetch brings records past its stop, the compiled
+    reader counts them, and the later pieces fetch less (``fetch_sizing``), each record once."""
+    from connectors.kafka import fetch_sizing
+
+    require(kafka_cluster, Gap.SMALL_FETCHES)  # the first fetch must bring more than a piece
+    topic = kafka_cluster.create_topic(1)
+    values = [b"%06d-" % i + b"sensor=7 status=ok reading=0042.17 unit=celsius " * 3 for i in range(1_500)]
+    kafka_cluster.produce(topic, values, partition=0, **{"compression.type": codec})
+    fetch_sizing.forget()
+    at_end = _read(kafka_cluster, "native", [KafkaPartitionSplit(topic, 0, 1_400, 1_500)])
+    assert at_end.num_rows == 100
+    assert fetch_sizing.records_per_byte(topic) is None  # nothing past the range: nothing learned
+
+    piece = 100
+    offsets: list[int] = []
+    for start in range(0, 1_000, piece):
+        table = _read(kafka_cluster, "native", [KafkaPartitionSplit(topic, 0, start, start + piece)])
+        offsets += table.column("offset").to_pylist()
+        assert table.column("value").to_pylist() == values[start : start + piece]
+        if start == 0:  # the first fetch (8 MiB) brought the whole log: counted
+            learned = fetch_sizing.records_per_byte(topic)
+            assert learned is not None and learned * fetch_sizing.MAX_FETCH_BYTES >= 1_400
+    assert offsets == list(range(1_000))
+    settings = fetch_sizing.fetch_settings([(topic, piece)])
+    assert settings["max.partition.fetch.bytes"] < fetch_sizing.MAX_FETCH_BYTES
+    assert settings["queued.min.messages"] == 1_024
+    # the Python reader reads the same pieces through a consumer of the learned size alike
+    for start in (300, 900):
+        split = [KafkaPartitionSplit(topic, 0, start, start + piece)]
+        _assert_same(_read(kafka_cluster, "python", split), _read(kafka_cluster, "native", split))

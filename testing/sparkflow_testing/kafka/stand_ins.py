@@ -103,6 +103,7 @@ def start_tansu(port: int | None = None) -> KafkaBroker:
                 Gap.KIP848,
                 Gap.RETENTION,
                 Gap.LOG_APPEND_TIME,
+                Gap.SMALL_FETCHES,
             }
         ),
         # tansu's high watermark is wrong after a batched produce; one record per request keeps it right
