@@ -23,7 +23,8 @@ venv: $(STAMP)
 
 # the compiled Kafka reader (kafka.reader=native), rebuilt when its sources change
 NATIVE_SRC := $(sort $(wildcard native/kafka_reader/src/*.rs)) native/kafka_reader/Cargo.toml \
-	native/kafka_reader/Cargo.lock native/kafka_reader/pyproject.toml native/install_native.sh
+	native/kafka_reader/Cargo.lock native/kafka_reader/pyproject.toml native/kafka_reader/build.rs \
+	native/install_native.sh
 NATIVE_STAMP := $(VENV)/.native-$(shell cat $(NATIVE_SRC) | cksum | cut -d' ' -f1)
 $(NATIVE_STAMP): $(STAMP) $(NATIVE_SRC)
 	bash native/install_native.sh $(PY)

@@ -219,3 +219,44 @@ def test_pieces_of_a_range_size_their_fetches_and_read_each_record_once(
     for start in (300, 900):
         split = [KafkaPartitionSplit(topic, 0, start, start + piece)]
         _assert_same(_read(kafka_cluster, "python", split), _read(kafka_cluster, "native", split))
+
+
+@pytest.mark.parametrize(
+    ("codec", "compressed_by"), [("lz4", "producer"), ("lz4", "broker"), ("zstd", "broker")]
+)
+def test_batches_that_declare_no_size_decompress_with_a_bound_and_read_identically(
+    kafka_cluster: KafkaBroker, codec: str, compressed_by: str
+) -> None:
+    """LZ4 frames from librdkafka's producer, and LZ4 or zstd frames the broker's Java compression
+    writes, declare no content size: the compiled reader hands librdkafka a bound from the frame's
+    block headers (``src/decompress_hints.rs``) and reads what the Python reader reads."""
+    import importlib
+
+    require(kafka_cluster, Gap.HIGH_WATERMARK_BATCHED)  # batches of many records, several blocks each
+    if compressed_by == "broker":
+        require(kafka_cluster, Gap.TOPIC_COMPRESSION)
+    native_module = importlib.import_module(NATIVE_MODULE)
+    at = {"lz4": 0, "zstd": 1}[codec]
+    topic_config = {"compression.type": codec} if compressed_by == "broker" else {}
+    topic = kafka_cluster.create_topic(2, **topic_config)
+    # ~20x compressible, several 64 KiB blocks per batch: librdkafka's guess (4x, 2x) falls short
+    line = b"level=INFO service=checkout region=eu-west-1 latency_ms=12 "
+    values = [b"%08d " % i + line * 4 for i in range(6_000)]
+    producer_codec = codec if compressed_by == "producer" else "none"
+    for partition in (0, 1):
+        kafka_cluster.produce(
+            topic,
+            values,
+            partition=partition,
+            headers=[_headers(i) for i in range(len(values))],
+            **{"compression.type": producer_codec, "linger.ms": 50, "batch.size": 1_000_000},
+        )
+    splits = [KafkaPartitionSplit(topic, 0, 0, 6_000), KafkaPartitionSplit(topic, 1, 1_234, 5_678)]
+    before = native_module.decompress_hint_counts()[at]
+    native = _read(kafka_cluster, "native", splits)
+    hinted = native_module.decompress_hint_counts()[at] - before
+    python = _read(kafka_cluster, "python", splits)
+    assert native.num_rows == 6_000 + 5_678 - 1_234
+    _assert_same(python, native)
+    assert native.column("value").to_pylist()[:6_000] == values
+    assert hinted > 0

@@ -46,3 +46,12 @@ pub(crate) fn new_conf(config: &[(String, String)]) -> PyResult<*mut rd::rd_kafk
         Ok(conf)
     }
 }
+
+/// The value of setting `name` in `conf` (librdkafka's default where unset); `None` if unknown.
+pub(crate) fn get(conf: *mut rd::rd_kafka_conf_t, name: &str) -> Option<String> {
+    let name = std::ffi::CString::new(name).ok()?;
+    let mut buf = vec![0 as c_char; 64];
+    let mut size = buf.len();
+    let res = unsafe { rd::rd_kafka_conf_get(conf, name.as_ptr(), buf.as_mut_ptr(), &mut size) };
+    (res == rd::rd_kafka_conf_res_t::RD_KAFKA_CONF_OK).then(|| cstr(buf.as_ptr()))
+}

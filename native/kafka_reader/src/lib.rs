@@ -34,6 +34,7 @@ mod avro_direct;
 mod columns;
 mod conf;
 mod confluent_header;
+mod decompress_hints;
 mod json_decode;
 mod json_tape;
 mod producer;
@@ -378,6 +379,9 @@ impl NativeConsumer {
     fn new(config: Vec<(String, String)>, raw_headers: bool) -> PyResult<Self> {
         let mut errstr = vec![0 as c_char; 512];
         let conf = conf::new_conf(&config)?;
+        if let Some(bytes) = conf::get(conf, "receive.message.max.bytes") {
+            decompress_hints::note_receive_max(bytes.parse().unwrap_or(0));
+        }
         unsafe {
             let rk = rd::rd_kafka_new(
                 rd::rd_kafka_type_t::RD_KAFKA_CONSUMER,
@@ -632,6 +636,7 @@ fn sparkflow_kafka_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     avro_decode::register(m)?;
     avro_direct::register(m)?;
     confluent_header::register(m)?;
+    decompress_hints::register(m)?;
     protobuf_decode::register(m)?;
     json_decode::register(m)?;
     Ok(())

@@ -52,7 +52,13 @@ def start_noida_db(port: int | None = None, data_dir: str | None = None) -> Kafk
         kind="noida-db",
         bootstrap=f"127.0.0.1:{port}",
         gaps=frozenset(
-            {Gap.OFFSETS_FOR_TIMES_EXPIRES, Gap.ABORTED_TXN_AFTER_MARKER, Gap.KIP848, Gap.RETENTION}
+            {
+                Gap.OFFSETS_FOR_TIMES_EXPIRES,
+                Gap.ABORTED_TXN_AFTER_MARKER,
+                Gap.KIP848,
+                Gap.RETENTION,
+                Gap.TOPIC_COMPRESSION,
+            }
         ),
         # noida-db applies the default retention (7 days) to the active segment within seconds, by
         # record timestamp: records the tests time in 2023 vanished mid-test (measured: log start 0
