@@ -2,10 +2,13 @@
 
 What a user's pipeline does, on a real Apache Kafka broker (``--broker``, or ``--bootstrap``):
 ``--records`` records (default 600,000) of ``--size`` bytes (200) over ``--partitions`` partitions
-(6), each with one 3-byte header, in two shapes produced once each:
+(6), each with one 3-byte header, in three shapes produced once each:
 
-- ``compressible``: text-like values that compress well, produced lz4-compressed;
-- ``random``: incompressible random values, produced uncompressed.
+- ``compressible``: text-like values that compress well, produced lz4-compressed (librdkafka's frames);
+- ``random``: incompressible random values, produced uncompressed;
+- ``zstd-broker``: the same text-like values sent uncompressed to a topic whose ``compression.type``
+  is ``zstd``, so the broker compresses them with Java's zstd: frames like a Java producer's, which
+  declare no decompressed size (see docs/kafka.md, "Compressed batches").
 
 Readers: ``spark-kafka`` (Spark's JVM ``format("kafka")``, jars: ``sparkflow_testing.spark.kafka_source``),
 ``native`` and ``python`` (``kafka-unified`` with ``kafka.reader=native`` / ``python``), and ``floor``
@@ -66,7 +69,9 @@ from sparkflow_testing.kafka.brokers import start_broker  # noqa: E402
 
 CONSUME_BATCH = 10_000
 READERS = ("spark-kafka", "native", "python")
-SHAPES = ("compressible", "random")
+SHAPES = ("compressible", "random", "zstd-broker")
+TOPIC_CONFIG = {"zstd-broker": {"compression.type": "zstd"}}
+"""Topic settings per shape (the rest: the broker's defaults)."""
 HEADER = [("h", b"abc")]
 
 
@@ -84,7 +89,8 @@ def produce(
 ) -> None:
     """Produce ``records`` values of ``size`` bytes with one header each, round-robin over the partitions.
 
-    ``compressible``: text-like values, lz4-compressed batches; ``random``: random bytes, uncompressed.
+    ``compressible``: text-like values, lz4-compressed batches; ``random``: random bytes, uncompressed;
+    ``zstd-broker``: the text-like values, uncompressed (the topic's ``compression.type`` compresses them).
     """
     producer = broker.producer(
         **{
@@ -97,7 +103,7 @@ def produce(
     text = (b"sensor=%d status=ok reading=0042.17 unit=celsius site=north-hall-3 " * 8)[: size - 10]
     noise = os.urandom(size * records) if shape == "random" else b""
     for i in range(records):
-        value = (b"%010d" % i) + (text if shape == "compressible" else noise[i * size + 10 : (i + 1) * size])
+        value = (b"%010d" % i) + (text if shape != "random" else noise[i * size + 10 : (i + 1) * size])
         while True:
             try:
                 producer.produce(topic, value=value, partition=i % partitions, headers=HEADER)
@@ -240,7 +246,7 @@ def main() -> None:  # noqa: C901 - one straight sequence of measurements
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=1, help="untimed rounds of each reader first")
     parser.add_argument("--query", choices=("noop", "count"), default="noop")
-    parser.add_argument("--shapes", default=",".join(SHAPES), help="compressible,random")
+    parser.add_argument("--shapes", default=",".join(SHAPES), help=",".join(SHAPES))
     parser.add_argument("--no-cold", action="store_true", help="skip the cold (first query) runs")
     parser.add_argument("--cold-rounds", type=int, default=3, help="fresh sessions per reader and shape")
     parser.add_argument("--broker", default="apache-kafka", help="kind of broker to start")
@@ -270,7 +276,7 @@ def main() -> None:  # noqa: C901 - one straight sequence of measurements
     try:
         topics: dict[str, str] = {}
         for shape in shapes:
-            topics[shape] = broker.create_topic(args.partitions)
+            topics[shape] = broker.create_topic(args.partitions, **TOPIC_CONFIG.get(shape, {}))
             t0 = time.perf_counter()
             produce(broker, topics[shape], args.records, args.size, args.partitions, shape)
             print(
