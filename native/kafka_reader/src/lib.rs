@@ -35,6 +35,7 @@ mod columns;
 mod conf;
 mod confluent_header;
 mod decompress_hints;
+mod gzip_inflate;
 mod json_decode;
 mod json_tape;
 mod producer;
@@ -637,6 +638,7 @@ fn sparkflow_kafka_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     avro_direct::register(m)?;
     confluent_header::register(m)?;
     decompress_hints::register(m)?;
+    gzip_inflate::register(m)?;
     protobuf_decode::register(m)?;
     json_decode::register(m)?;
     Ok(())
