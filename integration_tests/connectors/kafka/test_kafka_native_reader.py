@@ -241,8 +241,7 @@ def test_compressed_batches_decompress_once_and_read_identically(
 
     def decompressed_once() -> int:
         if codec == "gzip":
-            count: int = native_module.gzip_one_pass_count()
-            return count
+            return int(native_module.gzip_one_pass_count())
         return int(native_module.decompress_hint_counts()[{"lz4": 0, "zstd": 1}[codec]])
 
     topic_config = {"compression.type": codec} if compressed_by == "broker" else {}

@@ -49,7 +49,7 @@ pub(crate) fn new_conf(config: &[(String, String)]) -> PyResult<*mut rd::rd_kafk
 
 /// The value of setting `name` in `conf` (librdkafka's default where unset); `None` if unknown.
 pub(crate) fn get(conf: *mut rd::rd_kafka_conf_t, name: &str) -> Option<String> {
-    let name = std::ffi::CString::new(name).ok()?;
+    let name = cstring(name, "a setting name").ok()?;
     let mut buf = vec![0 as c_char; 64];
     let mut size = buf.len();
     let res = unsafe { rd::rd_kafka_conf_get(conf, name.as_ptr(), buf.as_mut_ptr(), &mut size) };
