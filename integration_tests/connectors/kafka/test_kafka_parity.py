@@ -151,6 +151,7 @@ def test_java_client_settings_carried_over_read_and_write(spark: Any, kafka_clus
         spark,
         kafka_cluster,
         topic,
+        len(keys),
         **{
             "kafka.fetch.max.wait.ms": "100",
             "kafka.max.poll.records": "10",
