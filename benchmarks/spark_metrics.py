@@ -25,6 +25,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from sparkflow_testing.processes import popen_guarded
+
 __all__ = ["ProcessCpu", "PySpyRecorder", "jvm_pid", "last_query_report"]
 
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -216,7 +218,7 @@ class PySpyRecorder:
         if not os.path.exists(exe):
             raise SystemExit("--profile needs py-spy (pip install the project's bench extra)")
         self.path = path
-        self._proc = subprocess.Popen(
+        self._proc = popen_guarded(  # a benchmark killed mid-run leaves no py-spy recording behind
             [
                 exe,
                 "record",

@@ -42,6 +42,7 @@ from pathlib import Path
 from mutants.mutation import Mutation, MutationError
 from mutants.mutations import MUTATIONS
 from sparkflow_testing.jvm import use_test_jvm_flags_for_spark
+from sparkflow_testing.processes import popen_guarded
 
 __all__ = ["Result", "copy_tree", "main", "run_one"]
 
@@ -128,9 +129,8 @@ def run_one(mutation: Mutation, log_dir: Path, baseline: bool = False, keep: boo
         with open(log, "w") as out:
             out.write(f"$ {' '.join(cmd)}\n# in {work}\n\n")
             out.flush()
-            proc = subprocess.Popen(
-                cmd, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-            )
+            # its own process group, which dies with this process however it ends
+            proc = popen_guarded(cmd, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT)
             try:
                 code: int | None = proc.wait(timeout=mutation.timeout_s)
             except subprocess.TimeoutExpired:

@@ -35,6 +35,7 @@ after the other (for a loaded machine or a debugging session).
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import subprocess
@@ -45,6 +46,7 @@ from dataclasses import dataclass, field
 
 from sparkflow_testing.jvm import use_test_jvm_flags_for_spark
 from sparkflow_testing.machine_watch import MachineWatch
+from sparkflow_testing.processes import popen_guarded
 
 KAFKA_TESTS = "integration_tests/connectors/kafka"
 PRAVEGA_TESTS = "integration_tests/connectors/pravega"
@@ -143,17 +145,12 @@ def _run(run: Run, pytest_args: list[str]) -> Outcome:
     cmd = run.command(pytest_args)
     began = time.monotonic()
     _say(f"[{run.name}] {' '.join(cmd)}\n")
-    proc = subprocess.Popen(
-        cmd,
-        env={**os.environ, **run.env},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        errors="replace",
-    )
+    # a run's pytest, with its Spark sessions and the brokers they started, dies with this process
+    # however it ends (a CI step's timeout, a SIGKILL): nothing of a run outlives ``make test``
+    proc = popen_guarded(cmd, env={**os.environ, **run.env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     assert proc.stdout is not None
     outcome = Outcome()
-    for line in proc.stdout:
+    for line in io.TextIOWrapper(proc.stdout, errors="replace"):
         _say(f"[{run.name}] {line}")
         outcome.read(line)
     outcome.status = proc.wait()

@@ -2,8 +2,10 @@
 
 A driver's Python process starts a JVM, which starts Python workers; killing only the Python
 process would leave the JVM running. ``DriverProcess`` starts the script in a new session and kills
-the whole group. ``run_and_kill_after_first_commit`` is the common shape of such a test: start the
-driver, wait until Spark committed a first micro-batch, wait a little longer, and kill it.
+the whole group; the group also dies with the test process, however that ends (a test run killed
+mid-test left a driver's JVM behind: ``guarded_popen``). ``run_and_kill_after_first_commit`` is
+the common shape of such a test: start the driver, wait until Spark committed a first micro-batch,
+wait a little longer, and kill it.
 
 Driver scripts print ``DONE`` when their query finished.
 """
@@ -18,6 +20,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from connector_base.testing.guarded_popen import popen_guarded
+
 __all__ = ["DriverProcess", "log_entries", "run_and_kill_after_first_commit"]
 
 
@@ -30,13 +34,11 @@ class DriverProcess:
     """``python <script> <args>`` in its own process group, stdout captured."""
 
     def __init__(self, script: Path, args: Sequence[str], env: Mapping[str, str] | None = None) -> None:
-        self.proc = subprocess.Popen(
+        self.proc = popen_guarded(
             [sys.executable, str(script), *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            start_new_session=True,
             env=dict(env if env is not None else os.environ, PYTHONUNBUFFERED="1"),
-            text=True,
         )
 
     def wait_for(self, predicate: Callable[[], bool], timeout_s: float = 300.0) -> None:
@@ -65,7 +67,7 @@ class DriverProcess:
         finally:
             if self.proc.poll() is None:
                 self.kill()
-        return "DONE" in out
+        return b"DONE" in out
 
 
 def run_and_kill_after_first_commit(

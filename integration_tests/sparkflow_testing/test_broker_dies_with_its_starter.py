@@ -4,7 +4,7 @@ Brokers left running by a killed pytest run (adopted by init, holding their port
 spoiled later benchmarks on a two-core machine. Here a child Python process starts Apache Kafka as
 a fixture would, from a thread of a pool (``PR_SET_PDEATHSIG`` would have fired when that thread
 ended), and is killed with SIGKILL: no ``stop()``, no ``finally``, no ``atexit``. The broker's JVM
-must be gone within seconds, and its port closed (:mod:`sparkflow_testing.orphan_guard`).
+must be gone within seconds, and its port closed (:mod:`connector_base.testing.orphan_guard`).
 """
 
 from __future__ import annotations

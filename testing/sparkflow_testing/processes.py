@@ -13,10 +13,11 @@ system tells (``psutil``: ``/proc`` on Linux), that the process listening on the
 the group just started, and it fails if the process it started has exited.
 
 Every group also dies with the Python process that started it, however that ends (SIGKILL
-included, and ``stop()`` never called): :func:`popen_guarded`, which :func:`spawn_group` uses, keeps
-a pipe's write end open in this process until it ends and starts the server through
-:mod:`sparkflow_testing.orphan_guard`, which adds to the group a guard that kills the group at that
-pipe's end of file (why a pipe and not ``PR_SET_PDEATHSIG``: see there).
+included, and ``stop()`` never called): :func:`popen_guarded` (the connector test kit's
+:mod:`connector_base.testing.guarded_popen`, re-exported here), which :func:`spawn_group` uses,
+keeps a pipe's write end open in this process until it ends and starts the server through
+:mod:`connector_base.testing.orphan_guard`, which adds to the group a guard that kills the group at
+that pipe's end of file (why a pipe and not ``PR_SET_PDEATHSIG``: see there).
 
 ``psutil`` (a dependency of ``sparkflow-testing``) reads the process table and socket owners; this
 module only decides what "gone" and "ours" mean: a zombie (exited, not yet reaped by its parent) is
@@ -34,14 +35,12 @@ import signal
 import socket
 import subprocess
 import tempfile
-import threading
 import time
 from pathlib import Path
-from typing import IO, Any
 
 import psutil
 
-from sparkflow_testing.orphan_guard import launcher_command
+from connector_base.testing.guarded_popen import popen_guarded
 
 __all__ = [
     "KILL_WAIT_S",
@@ -120,80 +119,14 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-_life_lock = threading.Lock()
-_life: tuple[int, int] | None = None
-"""This process's life pipe (read end, write end), created on first use; never closed on purpose."""
-
-
-def _life_pipe() -> int:
-    """The read end of this process's life pipe (both ends close-on-exec: no child inherits them)."""
-    global _life
-    with _life_lock:
-        if _life is None:
-            _life = os.pipe()
-        return _life[0]
-
-
-def _close_inherited_life_pipe() -> None:
-    """In a child forked without ``exec``: close the parent's life pipe, which is not this child's."""
-    global _life, _life_lock
-    _life_lock = threading.Lock()  # another thread may have held the parent's at the fork
-    if _life is not None:
-        for fd in _life:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        _life = None
-
-
-os.register_at_fork(after_in_child=_close_inherited_life_pipe)
-
-
-def popen_guarded(
-    cmd: list[str],
-    *,
-    stdin: int | IO[Any] | None = None,
-    stdout: int | IO[Any] | None = None,
-    stderr: int | IO[Any] | None = None,
-    cwd: Path | None = None,
-    env: dict[str, str] | None = None,
-) -> subprocess.Popen[bytes]:
-    """``Popen(cmd, start_new_session=True, ...)`` whose process group dies with this process.
-
-    Returns once ``cmd`` runs (as the returned pid: the launcher ``exec``s it), or raises the
-    ``OSError`` ``Popen`` would raise if it cannot be executed. ``stdin``, ``stdout``, ``stderr``,
-    ``cwd`` and ``env`` are ``Popen``'s (``env`` replaces the environment, ``PATH`` included).
-    """
-    life = _life_pipe()
-    report_r, report_w = os.pipe()
-    with open(report_r, "rb") as report:
-        try:
-            proc = subprocess.Popen(
-                launcher_command(life, report_w, cmd),
-                stdin=stdin,
-                stdout=stdout,
-                stderr=stderr,
-                cwd=cwd,
-                env=env,
-                start_new_session=True,
-                pass_fds=(life, report_w),
-            )
-        finally:
-            os.close(report_w)
-        failure = report.read()  # end of file once the launcher's exec of cmd closed its copy
-    if failure:
-        proc.wait()
-        code = int(failure)
-        raise OSError(code, os.strerror(code), cmd[0])
-    return proc
-
-
 def spawn_group(
     cmd: list[str], log: Path | None, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.Popen[bytes]:
     """Start ``cmd`` in a new session, its output appended to ``log`` (discarded without one).
 
     ``env`` replaces the environment (secrets go there, not on the command line ``ps`` shows). The
-    group is killed when this Python process ends without stopping it (:mod:`.orphan_guard`).
+    group is killed when this Python process ends without stopping it
+    (:mod:`connector_base.testing.orphan_guard`).
     """
     out = open(log, "ab") if log else subprocess.DEVNULL  # closed below: the child keeps its own copy
     try:

@@ -20,7 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from sparkflow_testing.orphan_guard import GUARD_FLAG
+from connector_base.testing.orphan_guard import GUARD_FLAG
 from sparkflow_testing.processes import (
     exit_report,
     free_port,

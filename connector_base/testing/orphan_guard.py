@@ -1,13 +1,15 @@
-"""The child side of a server that dies with the Python process that started it: launcher and guard.
+"""The child side of a process group that dies with the Python process that started it: launcher and guard.
 
 A broker JVM started for a test outlived a pytest run killed with SIGKILL, or a script that never
 called ``stop()``: adopted by init, it kept its ports, memory and CPU, and spoiled later benchmarks
-on a two-core machine. ``PR_SET_PDEATHSIG`` does not fit: it fires when the *thread* that forked
-the child ends, and fixtures start brokers from thread pools.
+on a two-core machine; so did a Spark driver a driver-kill test had started, with its JVM and
+Python workers. ``PR_SET_PDEATHSIG`` does not fit: it fires when the *thread* that forked the child
+ends, and fixtures start brokers from thread pools.
 
 So the starting Python process holds the write end of a pipe, its *life pipe*, until it ends, by
 whatever means (the kernel closes it then), and nothing else holds it:
-:func:`sparkflow_testing.processes.popen_guarded` starts each server as this file run as a script,
+:func:`connector_base.testing.guarded_popen.popen_guarded` (the starter's side) starts each server
+or driver as this file run as a script,
 the *launcher*, in a new session, handing it the pipe's read end. The launcher forks a *guard*,
 detached (init adopts it) and started afresh as ``orphan_guard.py --guard`` (its command line names
 no server), then ``exec``s the server's command. The server thus keeps the pid ``Popen`` returned,
