@@ -85,20 +85,17 @@ def test_a_driver_dies_with_the_test_process_that_started_it_even_by_sigkill(tmp
     )
     assert starter.stdout is not None
     driver = int(json.loads(starter.stdout.readline() or '{"driver": -1}')["driver"])
-    leftovers: list[psutil.Process] = []
+    procs: list[psutil.Process] = []
     try:
         assert driver > 0, "the starter did not start its driver"
-        child = _pids(pid_file, starter)["child"]
-        leftovers = [psutil.Process(pid) for pid in (driver, child)]
+        procs = [psutil.Process(pid) for pid in (driver, _pids(pid_file, starter)["child"])]
         os.kill(starter.pid, signal.SIGKILL)  # no kill(), no finally in the starter: the process ends
         starter.wait(10)
-        deadline = time.monotonic() + 5
-        while (_alive(driver) or _alive(child)) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _alive(driver) and not _alive(child), "the driver's group outlived the test process"
+        _, alive = psutil.wait_procs(procs, timeout=5)
+        assert not alive, f"the driver's group outlived the test process: {alive}"
     finally:
         starter.kill()
         starter.wait(10)
-        for leftover in leftovers:  # psutil checks the pid still names that process
+        for proc in procs:  # psutil checks the pid still names that process
             with contextlib.suppress(psutil.NoSuchProcess):
-                leftover.kill()
+                proc.kill()
