@@ -63,6 +63,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -350,6 +352,14 @@ def main() -> None:  # noqa: C901 - one straight sequence of measurements
         warm: dict[tuple[str, str], list[float]] = {}
         cpu: dict[tuple[str, str], list[dict[str, float]]] = {}
         meter = ProcessCpu()
+
+        def measure(shape: str, name: str, query: Callable[[], float]) -> None:
+            """One timed warm query: its seconds, and its CPU by role with the JIT's busy time."""
+            meter.start()
+            jit = jit_seconds(spark)
+            warm.setdefault((shape, name), []).append(query())
+            cpu.setdefault((shape, name), []).append({**meter.stop(), "jit": jit_seconds(spark) - jit})
+
         for shape in shapes:
             topic = topics[shape]
             for reader in READERS:
@@ -362,20 +372,24 @@ def main() -> None:  # noqa: C901 - one straight sequence of measurements
                 load = loadavg()
                 order = READERS if r % 2 == 0 else tuple(reversed(READERS))
                 for reader in order:
-                    meter.start()
-                    jit = jit_seconds(spark)
-                    warm.setdefault((shape, reader), []).append(
-                        timed_read(spark, reader, broker.bootstrap, topic, args.query, args.min_partitions)
+                    measure(
+                        shape,
+                        reader,
+                        partial(
+                            timed_read,
+                            spark,
+                            reader,
+                            broker.bootstrap,
+                            topic,
+                            args.query,
+                            args.min_partitions,
+                        ),
                     )
-                    cpu.setdefault((shape, reader), []).append(
-                        {**meter.stop(), "jit": jit_seconds(spark) - jit}
-                    )
-                meter.start()
-                jit = jit_seconds(spark)
-                warm.setdefault((shape, "floor"), []).append(
-                    floor_time(spark, args.records, floor_partitions, args.size, args.query)
+                measure(
+                    shape,
+                    "floor",
+                    partial(floor_time, spark, args.records, floor_partitions, args.size, args.query),
                 )
-                cpu.setdefault((shape, "floor"), []).append({**meter.stop(), "jit": jit_seconds(spark) - jit})
                 print(
                     f"warm {shape} round {r + 1}: "
                     + ", ".join(f"{name} {warm[(shape, name)][-1]:.2f}s" for name in (*READERS, "floor"))

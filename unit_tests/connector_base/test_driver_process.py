@@ -44,13 +44,6 @@ time.sleep(120)
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
 def _pids(pid_file: Path, proc: subprocess.Popen[bytes]) -> dict[str, int]:
     deadline = time.monotonic() + 30
     while not pid_file.exists():
@@ -65,13 +58,11 @@ def test_finish_sees_done_and_kill_takes_the_whole_group(tmp_path: Path) -> None
     assert DriverProcess(script, [str(tmp_path / "done.json"), "finish"]).finish(60)
 
     lingering = DriverProcess(script, [str(tmp_path / "linger.json"), "linger"])
-    child = _pids(tmp_path / "linger.json", lingering.proc)["child"]
+    child = psutil.Process(_pids(tmp_path / "linger.json", lingering.proc)["child"])
     lingering.kill()
-    deadline = time.monotonic() + 5
-    while _alive(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
     assert lingering.proc.returncode == -signal.SIGKILL
-    assert not _alive(child), "the driver's child outlived the kill of its group"
+    _, alive = psutil.wait_procs([child], timeout=5)
+    assert not alive, "the driver's child outlived the kill of its group"
 
 
 def test_a_driver_dies_with_the_test_process_that_started_it_even_by_sigkill(tmp_path: Path) -> None:
